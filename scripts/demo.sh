@@ -1,0 +1,45 @@
+#!/bin/sh
+# A demo of git rails on a throwaway repository: draft a contract from a sprint document,
+# freeze it, watch it FAIL, do the work, watch it PASS, and read the report from git notes.
+set -eu
+command -v git-rails >/dev/null || { echo "demo: git-rails is not on PATH (cargo install --path .)" >&2; exit 1; }
+demo=$(mktemp -d "${TMPDIR:-/tmp}/rails-demo.XXXXXX")
+cd "$demo"
+git init -q -b main
+git config user.name "Rails Demo"
+git config user.email demo@example.invalid
+mkdir -p docs
+cat > docs/SPRINT-001.md <<'DOC'
+# SPRINT-001: Greeting
+
+## Done criteria
+- `hello.txt` exists
+- `hello.txt` contains /^Hello, world!$/
+- `sh ./greet.sh` passes
+
+## Verification commands
+- `test -d .git`
+
+## Prerequisites
+- `sh` command
+
+## Non-goals
+- No web UI
+DOC
+git add docs && git commit -q -m "sprint document"
+echo "\$ git rails contract generate docs/SPRINT-001.md"
+git rails contract generate docs/SPRINT-001.md
+echo "\$ git rails contract freeze SPRINT-001"
+git rails contract freeze SPRINT-001
+echo "\$ git rails contract validate SPRINT-001    # nothing is built yet: FAIL (exit 1)"
+git rails contract validate SPRINT-001 || echo "(exit $?)"
+printf 'Hello, world!\n' > hello.txt
+printf '#!/bin/sh\ngrep -q "Hello" hello.txt\n' > greet.sh
+git add hello.txt greet.sh && git commit -q -m "greet"
+echo "\$ git rails contract validate SPRINT-001    # the work is done: PASS"
+git rails contract validate SPRINT-001
+echo "\$ git notes --ref=rails show HEAD | head -5"
+git notes --ref=rails show HEAD | head -5
+echo "\$ git rails contract history SPRINT-001"
+git rails contract history SPRINT-001
+echo "demo repository: $demo"

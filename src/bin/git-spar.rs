@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    rails_spar::cli::spar::main()
+}

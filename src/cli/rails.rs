@@ -1,0 +1,592 @@
+//! `git rails`: the command line.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use serde_json::json;
+
+use crate::contract::{self, generate, junit, schema, validate};
+use crate::error::{Context, Error, Outcome, Result};
+use crate::store::{self, Store};
+
+/// Make "done" mean something a machine checked: frozen sprint contracts of executable checks,
+/// failing-first evidence, and hooks that refuse unproven work.
+///
+/// Records live in the repository: `refs/rails/contracts/<sprint>` (frozen versions) and
+/// `refs/notes/rails` (validation reports). Exit codes: 0 success/PASS, 1 FAIL, 2 blocked,
+/// 3 ABORT_PRECHECK, 64 usage error, 65 refused (nothing written), 70 internal error.
+#[derive(Debug, Parser)]
+#[command(name = "git-rails", bin_name = "git rails", version, arg_required_else_help = true)]
+pub struct RailsCli {
+    #[command(subcommand)]
+    pub command: RailsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RailsCommand {
+    /// Draft, freeze, validate and inspect sprint contracts
+    #[command(subcommand)]
+    Contract(ContractCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ContractCommand {
+    /// Draft a contract from a sprint document (Korean or English headings)
+    ///
+    /// Reads the done criteria, verification commands, prerequisites and non-goals sections and
+    /// writes `.rails/contracts/<sprint>.json`. Every item that could only become a manual
+    /// check is listed so you can fix it before freezing.
+    Generate(GenerateArgs),
+    /// Open the draft in $VISUAL or $EDITOR and check it on save
+    ///
+    /// Refused once the sprint is frozen and the draft equals the frozen tip: start the next
+    /// version with `--next`, then freeze it with `git rails contract freeze <sprint> --bump`.
+    Edit(EditArgs),
+    /// Freeze the draft as v1, or with --bump as the next version (v1.1, v1.2 …)
+    ///
+    /// Creates `refs/rails/contracts/<sprint>` by compare-and-swap and makes the draft
+    /// read-only. A frozen version is never rewritten.
+    Freeze(FreezeArgs),
+    /// Run prerequisites, runtime commands and DoD checks, in that order
+    ///
+    /// The first missing prerequisite ends the run (ABORT_PRECHECK, exit 3) before anything
+    /// else runs. PASS exits 0, FAIL 1. The report is appended to `refs/notes/rails` on HEAD.
+    Validate(ValidateArgs),
+    /// Print a frozen version (the newest unless --version)
+    Show(ShowArgs),
+    /// List every frozen version with its date, base commit and what changed
+    History(HistoryArgs),
+    /// List every frozen sprint with its newest version and frozen date
+    List(ListArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// The sprint document (Markdown)
+    pub doc: PathBuf,
+    /// The sprint id (default: the first SPRINT-NNN in the document's title)
+    #[arg(long, value_name = "ID")]
+    pub sprint: Option<String>,
+    /// Replace a draft that has changes of its own
+    #[arg(long)]
+    pub force: bool,
+    /// Print a JSON summary instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    pub sprint: String,
+    /// Start the draft of the next version of a frozen sprint
+    #[arg(long)]
+    pub next: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FreezeArgs {
+    pub sprint: String,
+    /// Freeze the draft as the next version on top of the frozen tip
+    #[arg(long)]
+    pub bump: bool,
+    /// Print the frozen version as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    pub sprint: String,
+    /// Validate this frozen version instead of the newest
+    #[arg(long = "version", value_name = "V", conflicts_with = "draft")]
+    pub version: Option<String>,
+    /// Validate the draft (a try before freezing)
+    #[arg(long)]
+    pub draft: bool,
+    /// Print the rails-validation/v1 document on stdout (progress goes to stderr)
+    #[arg(long)]
+    pub json: bool,
+    /// Also write JUnit XML to FILE
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Do not add the report to refs/notes/rails
+    #[arg(long)]
+    pub no_note: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    pub sprint: String,
+    /// The version to show (default: the newest)
+    #[arg(long = "version", value_name = "V")]
+    pub version: Option<String>,
+    /// Print the rails-contract/v1 document
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    pub sprint: String,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The clap definition, for man pages.
+pub fn command() -> clap::Command {
+    <RailsCli as clap::CommandFactory>::command()
+}
+
+pub fn main() -> ExitCode {
+    let cli = match super::parse::<RailsCli>(std::env::args_os()) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    super::report("git-rails", run(cli))
+}
+
+pub fn run(cli: RailsCli) -> Result<Outcome> {
+    match cli.command {
+        RailsCommand::Contract(c) => match c {
+            ContractCommand::Generate(a) => cmd_generate(a),
+            ContractCommand::Edit(a) => cmd_edit(a),
+            ContractCommand::Freeze(a) => cmd_freeze(a),
+            ContractCommand::Validate(a) => cmd_validate(a),
+            ContractCommand::Show(a) => cmd_show(a),
+            ContractCommand::History(a) => cmd_history(a),
+            ContractCommand::List(a) => cmd_list(a),
+        },
+    }
+}
+
+fn cmd_generate(a: GenerateArgs) -> Result<Outcome> {
+    let store = Store::discover()?;
+    let root = store.workdir()?.to_path_buf();
+    if let Some(s) = &a.sprint {
+        contract::check_sprint(s)?;
+    }
+    let doc = std::fs::read_to_string(&a.doc).map_err(|e| {
+        Error::refused(format!("cannot read the sprint document {}: {e}", a.doc.display()))
+            .hint("name a Markdown file that exists")
+    })?;
+    let generated = generate::generate(&doc, a.sprint.as_deref(), jiff::Timestamp::now())?;
+    let sprint = generated.contract.sprint_id.clone();
+    let path = contract::draft_path(&root, &sprint);
+    let frozen = contract::newest(&store, &sprint)?;
+    let mut next_version = None;
+    if let Ok(existing) = std::fs::read(&path) {
+        let equals_tip = frozen.as_ref().is_some_and(|f| {
+            schema::parse(&existing)
+                .map(|c| c.to_canonical_json() == f.contract.to_canonical_json())
+                .unwrap_or(false)
+        });
+        if !equals_tip && !a.force {
+            return Err(Error::refused(format!(
+                "a draft already exists at {}",
+                contract::rel(&root, &path)
+            ))
+            .hint(format!(
+                "edit it with `git rails contract edit {sprint}`, or replace it with `git rails contract generate {} --force`",
+                a.doc.display()
+            )));
+        }
+    }
+    if let Some(f) = &frozen {
+        next_version = Some(contract::next_version(&f.version));
+    }
+    store::atomic_write_mode(&path, &generated.contract.to_canonical_json(), Some(0o644))?;
+    if a.json {
+        super::print_json(&json!({
+            "schema": "rails-generate/v1",
+            "sprint": sprint,
+            "draft": contract::rel(&root, &path),
+            "nextVersion": next_version,
+            "checks": generated.contract.dod.checks.len(),
+            "manualItems": generated.manual_items.iter().map(|m| json!({
+                "section": m.section, "text": m.text, "checkId": m.check_id
+            })).collect::<Vec<_>>(),
+            "warnings": generated.warnings,
+        }))?;
+    } else {
+        let c = &generated.contract;
+        println!(
+            "wrote {} ({} checks, {} runtime commands, {} prerequisites, {} non-goals)",
+            contract::rel(&root, &path),
+            c.dod.checks.len(),
+            c.runtime_validation.commands.len(),
+            c.environment_prerequisites.len(),
+            c.non_goals.len()
+        );
+        if !generated.manual_items.is_empty() {
+            println!(
+                "{} item{} could only be mapped to a manual check; make each executable if you can:",
+                generated.manual_items.len(),
+                if generated.manual_items.len() == 1 { "" } else { "s" }
+            );
+            for m in &generated.manual_items {
+                println!("  {} [{}]: {}", m.check_id, m.section, m.text);
+            }
+        }
+        for w in &generated.warnings {
+            println!("warning: {w}");
+        }
+        match next_version {
+            Some(v) => println!(
+                "{sprint} is frozen; this is the draft of {v}: review it with `git rails contract edit {sprint} --next`, then `git rails contract freeze {sprint} --bump`"
+            ),
+            None => println!(
+                "next: review it with `git rails contract edit {sprint}`, then `git rails contract freeze {sprint}`"
+            ),
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+fn cmd_edit(a: EditArgs) -> Result<Outcome> {
+    contract::check_sprint(&a.sprint)?;
+    let store = Store::discover()?;
+    let root = store.workdir()?.to_path_buf();
+    let sprint = &a.sprint;
+    let path = contract::draft_path(&root, sprint);
+    let frozen = contract::newest(&store, sprint)?;
+    let existing = std::fs::read(&path).ok();
+    match (&frozen, &existing) {
+        (None, None) => {
+            return Err(Error::refused(format!("no draft for {sprint}")).hint(format!(
+                "draft one with `git rails contract generate <sprint-doc.md> --sprint {sprint}`"
+            )))
+        }
+        (None, Some(_)) if a.next => {
+            return Err(Error::refused(format!(
+                "{sprint} is not frozen, so there is no next version to start"
+            ))
+            .hint(format!("edit the draft with `git rails contract edit {sprint}`")))
+        }
+        (Some(f), _) => {
+            let equals_tip = existing.as_ref().is_none_or(|bytes| {
+                schema::parse(bytes)
+                    .map(|c| c.to_canonical_json() == f.contract.to_canonical_json())
+                    .unwrap_or(false)
+            });
+            if equals_tip && !a.next {
+                return Err(Error::refused(format!(
+                    "{sprint} is frozen at {}; a frozen version is never edited",
+                    f.version
+                ))
+                .hint(format!(
+                    "to change it, edit a new draft with `git rails contract edit {sprint} --next` and freeze it with `git rails contract freeze {sprint} --bump`"
+                )));
+            }
+            if equals_tip {
+                // The draft of the next version starts as the frozen tip, writable again.
+                store::atomic_write_mode(&path, &f.contract.to_canonical_json(), Some(0o644))?;
+            }
+        }
+        (None, Some(_)) => {}
+    }
+    ensure_writable(&path)?;
+    run_editor(&path)?;
+    let (_, c) = contract::load_draft(&root, sprint).map_err(|e| {
+        let msg = e.message.clone();
+        Error::refused(format!("{msg}\n(the draft was saved as you left it)"))
+            .hint(format!("run `git rails contract edit {sprint}` again to fix it"))
+    })?;
+    let bump = if frozen.is_some() { " --bump" } else { "" };
+    println!(
+        "{} is valid ({} checks); freeze it with `git rails contract freeze {sprint}{bump}`",
+        contract::rel(&root, &path),
+        c.dod.checks.len()
+    );
+    Ok(Outcome::Ok)
+}
+
+fn ensure_writable(path: &std::path::Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path).ctx(format!("reading {}", path.display()))?;
+    if meta.permissions().mode() & 0o200 == 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))
+            .ctx(format!("making {} writable", path.display()))?;
+    }
+    Ok(())
+}
+
+fn run_editor(path: &std::path::Path) -> Result<()> {
+    let editor = std::env::var("VISUAL")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .or_else(|| std::env::var("EDITOR").ok().filter(|s| !s.trim().is_empty()))
+        .unwrap_or_else(|| "vi".to_string());
+    // Like git: the editor value is a shell snippet, the file is its argument.
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$@\""))
+        .arg(&editor)
+        .arg(path)
+        .status()
+        .map_err(|e| Error::refused(format!("cannot start the editor {editor:?}: {e}")))?;
+    if !status.success() {
+        return Err(Error::refused(format!(
+            "the editor {editor:?} exited with {status}; the draft was left as it is"
+        ))
+        .hint("set $VISUAL or $EDITOR to an editor that works and try again"));
+    }
+    Ok(())
+}
+
+fn frozen_json(f: &contract::Frozen) -> serde_json::Value {
+    json!({
+        "schema": "rails-contract/v1",
+        "sprint": f.sprint,
+        "version": f.version,
+        "commit": f.commit.to_string(),
+        "base": f.base.map(|b| b.to_string()),
+        "frozenAt": contract::rfc3339(f.frozen_at),
+        "contract": f.contract,
+    })
+}
+
+fn cmd_freeze(a: FreezeArgs) -> Result<Outcome> {
+    contract::check_sprint(&a.sprint)?;
+    let store = Store::discover()?;
+    let f = contract::freeze(&store, &a.sprint, a.bump)?;
+    if a.json {
+        super::print_json(&frozen_json(&f))?;
+    } else {
+        println!(
+            "froze {} {} as {} (refs/rails/contracts/{}); the draft is now read-only",
+            f.sprint,
+            f.version,
+            short(&f.commit.to_string()),
+            f.sprint
+        );
+        println!(
+            "next: `git rails contract validate {}` runs its checks",
+            f.sprint
+        );
+    }
+    Ok(Outcome::Ok)
+}
+
+fn short(id: &str) -> &str {
+    &id[..id.len().min(7)]
+}
+
+fn cmd_validate(a: ValidateArgs) -> Result<Outcome> {
+    contract::check_sprint(&a.sprint)?;
+    let store = Store::discover()?;
+    let root = store.workdir()?.to_path_buf();
+    let (contract, version, commit, base) = if a.draft {
+        let (_, c) = contract::load_draft(&root, &a.sprint)?;
+        (c, "draft".to_string(), None, None)
+    } else {
+        let f = contract::find(&store, &a.sprint, a.version.as_deref())?;
+        (f.contract, f.version, Some(f.commit), f.base)
+    };
+    let target = validate::Target {
+        sprint: &a.sprint,
+        version,
+        contract: &contract,
+        contract_commit: commit,
+        base,
+    };
+    let json_out = a.json;
+    let mut progress = |e: &validate::Entry| {
+        let line = validate::entry_line(e);
+        if json_out {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    };
+    let report = validate::run(&store, &target, &mut progress)?;
+    if let Some(path) = &a.junit {
+        store::atomic_write(path, junit::render(&report).as_bytes())?;
+    }
+    let noted = match (a.no_note, store.head_commit()?) {
+        (false, Some(head)) => {
+            store.note_append(store::refs::NOTES_RAILS, head, &validate::note_text(&report))?;
+            Some(head)
+        }
+        _ => None,
+    };
+    if json_out {
+        super::print_json(&report)?;
+    } else {
+        println!("{}", validate::verdict_line(&report));
+        if let Some(head) = noted {
+            println!(
+                "report added to refs/notes/rails on {} (git notes --ref=rails show {})",
+                short(&head.to_string()),
+                short(&head.to_string())
+            );
+        }
+    }
+    Ok(match report.verdict {
+        validate::Verdict::Pass => Outcome::Ok,
+        validate::Verdict::Fail => Outcome::Fail,
+        validate::Verdict::AbortPrecheck => Outcome::AbortPrecheck,
+    })
+}
+
+fn cmd_show(a: ShowArgs) -> Result<Outcome> {
+    contract::check_sprint(&a.sprint)?;
+    let store = Store::discover()?;
+    let f = contract::find(&store, &a.sprint, a.version.as_deref())?;
+    if a.json {
+        super::print_json(&frozen_json(&f))?;
+        return Ok(Outcome::Ok);
+    }
+    let c = &f.contract;
+    println!(
+        "Contract {} {} [{}] frozen {} at {}",
+        f.sprint,
+        f.version,
+        c.sprint_type.as_str(),
+        contract::rfc3339(f.frozen_at),
+        short(&f.commit.to_string())
+    );
+    if let Some(b) = f.base {
+        println!("base commit: {b}");
+    }
+    println!("id: {}  reviewer profile: {:?}", c.id, c.reviewer_profile);
+    println!("Definition of done ({} checks):", c.dod.checks.len());
+    for ch in &c.dod.checks {
+        println!(
+            "  - {} [{}{}]: {}",
+            ch.id,
+            ch.kind.as_str(),
+            if ch.blocking { "" } else { ", non-blocking" },
+            ch.description
+        );
+        println!("      spec: {}", ch.spec);
+        if let Some(scope) = &ch.scope {
+            println!("      scope: {}", scope.join(", "));
+        }
+    }
+    if !c.environment_prerequisites.is_empty() {
+        println!("Prerequisites:");
+        for p in &c.environment_prerequisites {
+            println!(
+                "  - {} [{}] {} ({})",
+                p.name,
+                p.check.as_str(),
+                p.spec,
+                p.reason
+            );
+        }
+    }
+    if !c.runtime_validation.commands.is_empty() {
+        println!("Runtime commands:");
+        for r in &c.runtime_validation.commands {
+            println!("  - {}: {} (timeout {} ms)", r.name, r.command, r.timeout_ms);
+        }
+    }
+    if !c.non_goals.is_empty() {
+        println!("Non-goals:");
+        for g in &c.non_goals {
+            match g {
+                schema::NonGoal::Text(t) => println!("  - {t}"),
+                schema::NonGoal::Paths(p) => {
+                    println!("  - {} (FAIL if the change touches {})", p.text, p.paths.join(", "))
+                }
+            }
+        }
+    }
+    let g = &c.approval_gates;
+    println!(
+        "Approval gates: impl={} review={} deploy={}",
+        g.implementation, g.review, g.deploy
+    );
+    Ok(Outcome::Ok)
+}
+
+fn cmd_history(a: HistoryArgs) -> Result<Outcome> {
+    contract::check_sprint(&a.sprint)?;
+    let store = Store::discover()?;
+    let all = contract::versions(&store, &a.sprint)?;
+    if all.is_empty() {
+        return Err(Error::refused(format!("{} has no frozen contract", a.sprint)).hint(
+            format!("freeze its draft with `git rails contract freeze {}`", a.sprint),
+        ));
+    }
+    let mut rows = Vec::new();
+    for (i, f) in all.iter().enumerate() {
+        let changes = if i == 0 {
+            vec!["first version".to_string()]
+        } else {
+            contract::describe_changes(&all[i - 1].contract, &f.contract)
+        };
+        rows.push((f, changes));
+    }
+    if a.json {
+        super::print_json(&json!({
+            "schema": "rails-contract-history/v1",
+            "sprint": a.sprint,
+            "versions": rows.iter().map(|(f, ch)| json!({
+                "version": f.version,
+                "commit": f.commit.to_string(),
+                "base": f.base.map(|b| b.to_string()),
+                "frozenAt": contract::rfc3339(f.frozen_at),
+                "changes": ch,
+            })).collect::<Vec<_>>(),
+        }))?;
+        return Ok(Outcome::Ok);
+    }
+    for (f, changes) in rows {
+        println!(
+            "{:<6} {}  commit {}  base {}",
+            f.version,
+            contract::rfc3339(f.frozen_at),
+            short(&f.commit.to_string()),
+            f.base
+                .map(|b| short(&b.to_string()).to_string())
+                .unwrap_or_else(|| "none".into())
+        );
+        for c in changes {
+            println!("       {c}");
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+fn cmd_list(a: ListArgs) -> Result<Outcome> {
+    let store = Store::discover()?;
+    let all = contract::list(&store)?;
+    if a.json {
+        super::print_json(&json!({
+            "schema": "rails-contract-list/v1",
+            "sprints": all.iter().map(|f| json!({
+                "sprint": f.sprint,
+                "version": f.version,
+                "type": f.contract.sprint_type.as_str(),
+                "checks": f.contract.dod.checks.len(),
+                "commit": f.commit.to_string(),
+                "frozenAt": contract::rfc3339(f.frozen_at),
+            })).collect::<Vec<_>>(),
+        }))?;
+        return Ok(Outcome::Ok);
+    }
+    if all.is_empty() {
+        eprintln!(
+            "git-rails: no frozen contracts yet; draft one with `git rails contract generate <sprint-doc.md>` and freeze it"
+        );
+    }
+    for f in &all {
+        println!(
+            "{:<16} {:<6} {:<9} {} checks  frozen {}",
+            f.sprint,
+            f.version,
+            f.contract.sprint_type.as_str(),
+            f.contract.dod.checks.len(),
+            contract::rfc3339(f.frozen_at)
+        );
+    }
+    Ok(Outcome::Ok)
+}

@@ -1,0 +1,379 @@
+//! `git rails contract validate`: the seed's order, exactly.
+//!
+//! 1. Environment prerequisites; the first missing one ends the run (ABORT_PRECHECK) before any
+//!    runtime command or check runs.
+//! 2. Runtime commands, in order.
+//! 3. DoD checks, in order; then non-goals with paths ("if present, FAIL").
+//!
+//! Verdict PASS when no blocking result failed, else FAIL; non-blocking failures are warnings.
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::checks::{self, Status};
+use super::schema::{Contract, NonGoal};
+use crate::error::{Error, Result};
+use crate::store::{ObjectId, Store};
+
+pub const SCHEMA: &str = "rails-validation/v1";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Phase {
+    Prerequisite,
+    Runtime,
+    Check,
+    NonGoal,
+}
+
+impl Phase {
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::Prerequisite => "prereq",
+            Phase::Runtime => "runtime",
+            Phase::Check => "check",
+            Phase::NonGoal => "non-goal",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Verdict {
+    #[serde(rename = "PASS")]
+    Pass,
+    #[serde(rename = "FAIL")]
+    Fail,
+    #[serde(rename = "ABORT_PRECHECK")]
+    AbortPrecheck,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::AbortPrecheck => "ABORT_PRECHECK",
+        }
+    }
+}
+
+/// One prerequisite, runtime command, check or non-goal as it came out.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    pub phase: Phase,
+    pub id: String,
+    pub kind: String,
+    pub description: String,
+    pub blocking: bool,
+    pub status: Status,
+    pub summary: String,
+    pub evidence: Value,
+    pub duration_ms: u64,
+}
+
+impl Entry {
+    /// A failure that does not block the verdict.
+    pub fn is_warning(&self) -> bool {
+        self.status != Status::Pass && !self.blocking
+    }
+    pub fn is_blocking_failure(&self) -> bool {
+        self.status != Status::Pass && self.blocking
+    }
+}
+
+/// The `rails-validation/v1` document.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub schema: &'static str,
+    pub sprint: String,
+    /// `v1`, `v1.1`, … or `draft`.
+    pub version: String,
+    pub contract_commit: Option<String>,
+    pub head: Option<String>,
+    pub verdict: Verdict,
+    pub started_at: String,
+    pub duration_ms: u64,
+    pub results: Vec<Entry>,
+    /// Ids of the blocking results that did not pass.
+    pub failed: Vec<String>,
+    /// Ids of the non-blocking results that did not pass.
+    pub warnings: Vec<String>,
+    /// The prerequisite that ended the run, for ABORT_PRECHECK.
+    pub aborted_by: Option<String>,
+}
+
+/// What to validate.
+pub struct Target<'a> {
+    pub sprint: &'a str,
+    pub version: String,
+    pub contract: &'a Contract,
+    pub contract_commit: Option<ObjectId>,
+    /// Non-goal paths are judged on the change since this commit.
+    pub base: Option<ObjectId>,
+}
+
+/// Runs the validation, calling `progress` as each result is known.
+pub fn run(store: &Store, target: &Target<'_>, progress: &mut dyn FnMut(&Entry)) -> Result<Report> {
+    let root = store.workdir()?.to_path_buf();
+    let started = Instant::now();
+    let started_at = jiff::Timestamp::now().to_string();
+    let head = store.head_commit()?;
+    let c = target.contract;
+    let mut results = Vec::new();
+    let mut aborted_by = None;
+
+    for p in &c.environment_prerequisites {
+        let outcome = match p.typed_spec() {
+            Ok(spec) => checks::run_prerequisite(&spec, &root),
+            Err(problem) => spec_error(&problem.to_string()),
+        };
+        let e = Entry {
+            phase: Phase::Prerequisite,
+            id: p.name.clone(),
+            kind: p.check.as_str().to_string(),
+            description: p.reason.clone(),
+            blocking: true,
+            status: outcome.status,
+            summary: outcome.summary,
+            evidence: outcome.evidence,
+            duration_ms: outcome.duration_ms,
+        };
+        progress(&e);
+        let missing = e.status != Status::Pass;
+        results.push(e);
+        if missing {
+            aborted_by = Some(p.name.clone());
+            break;
+        }
+    }
+
+    if aborted_by.is_none() {
+        for cmd in &c.runtime_validation.commands {
+            let o = checks::run_runtime_command(cmd, &root);
+            let e = Entry {
+                phase: Phase::Runtime,
+                id: cmd.name.clone(),
+                kind: "command".into(),
+                description: cmd.command.clone(),
+                blocking: true,
+                status: o.status,
+                summary: o.summary,
+                evidence: o.evidence,
+                duration_ms: o.duration_ms,
+            };
+            progress(&e);
+            results.push(e);
+        }
+        for check in &c.dod.checks {
+            let o = match check.typed_spec() {
+                Ok(spec) => checks::run_check(&spec, &root),
+                Err(problem) => spec_error(&problem.to_string()),
+            };
+            let e = Entry {
+                phase: Phase::Check,
+                id: check.id.clone(),
+                kind: check.kind.as_str().to_string(),
+                description: check.description.clone(),
+                blocking: check.blocking,
+                status: o.status,
+                summary: o.summary,
+                evidence: o.evidence,
+                duration_ms: o.duration_ms,
+            };
+            progress(&e);
+            results.push(e);
+        }
+        let with_paths: Vec<(usize, &NonGoal)> = c
+            .non_goals
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| matches!(g, NonGoal::Paths(_)))
+            .collect();
+        if !with_paths.is_empty() {
+            let changed = changed_since(store, target.base.or(head), &root)?;
+            for (i, goal) in with_paths {
+                let e = non_goal_entry(i, goal, &changed)?;
+                progress(&e);
+                results.push(e);
+            }
+        }
+    }
+
+    let failed: Vec<String> = results
+        .iter()
+        .filter(|e| e.is_blocking_failure())
+        .map(|e| e.id.clone())
+        .collect();
+    let warnings: Vec<String> = results
+        .iter()
+        .filter(|e| e.is_warning())
+        .map(|e| e.id.clone())
+        .collect();
+    let verdict = if aborted_by.is_some() {
+        Verdict::AbortPrecheck
+    } else if failed.is_empty() {
+        Verdict::Pass
+    } else {
+        Verdict::Fail
+    };
+    Ok(Report {
+        schema: SCHEMA,
+        sprint: target.sprint.to_string(),
+        version: target.version.clone(),
+        contract_commit: target.contract_commit.map(|c| c.to_string()),
+        head: head.map(|h| h.to_string()),
+        verdict,
+        started_at,
+        duration_ms: started.elapsed().as_millis() as u64,
+        results,
+        failed,
+        warnings,
+        aborted_by,
+    })
+}
+
+fn spec_error(problem: &str) -> checks::Outcome {
+    checks::Outcome {
+        status: Status::Error,
+        summary: format!("the spec cannot be used: {problem}"),
+        evidence: Value::Null,
+        duration_ms: 0,
+    }
+}
+
+/// Paths changed since `base`, committed or not, plus untracked files (ignored ones excluded).
+fn changed_since(store: &Store, base: Option<ObjectId>, _root: &Path) -> Result<Vec<String>> {
+    let mut paths = Vec::new();
+    if let Some(base) = base {
+        let out = store.git(&["diff", "--name-only", "-z", "--no-renames", &base.to_string()])?;
+        paths.extend(out.split('\0').filter(|s| !s.is_empty()).map(String::from));
+    }
+    let out = store.git(&["ls-files", "-z", "--others", "--exclude-standard"])?;
+    paths.extend(out.split('\0').filter(|s| !s.is_empty()).map(String::from));
+    paths.sort();
+    paths.dedup();
+    Ok(paths)
+}
+
+/// Builds a matcher where `*` stays inside one path segment and `**` crosses them (git-like).
+pub fn glob_matcher(globs: &[String]) -> Result<globset::GlobSet> {
+    let mut b = globset::GlobSetBuilder::new();
+    for g in globs {
+        let glob = globset::GlobBuilder::new(g)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| Error::refused(format!("invalid glob {g:?}: {e}")))?;
+        b.add(glob);
+    }
+    b.build()
+        .map_err(|e| Error::internal(format!("building the glob set: {e}")))
+}
+
+fn non_goal_entry(i: usize, goal: &NonGoal, changed: &[String]) -> Result<Entry> {
+    let NonGoal::Paths(p) = goal else {
+        return Err(Error::internal("non-goal without paths"));
+    };
+    let set = glob_matcher(&p.paths)?;
+    let touched: Vec<&String> = changed.iter().filter(|c| set.is_match(c.as_str())).collect();
+    let (status, summary) = if touched.is_empty() {
+        (Status::Pass, "no change touches its paths".to_string())
+    } else {
+        let shown: Vec<&str> = touched.iter().take(5).map(|s| s.as_str()).collect();
+        (
+            Status::Fail,
+            format!(
+                "the change touches {} path{} it rules out: {}{}",
+                touched.len(),
+                if touched.len() == 1 { "" } else { "s" },
+                shown.join(", "),
+                if touched.len() > 5 { ", …" } else { "" }
+            ),
+        )
+    };
+    Ok(Entry {
+        phase: Phase::NonGoal,
+        id: format!("nonGoals[{i}]"),
+        kind: "non_goal".into(),
+        description: p.text.clone(),
+        blocking: true,
+        status,
+        summary,
+        evidence: serde_json::json!({ "paths": touched }),
+        duration_ms: 0,
+    })
+}
+
+/// One line per result, as printed while validation runs.
+pub fn entry_line(e: &Entry) -> String {
+    let mark = match (e.status, e.blocking) {
+        (Status::Pass, _) => "ok  ",
+        (_, false) => "WARN",
+        (Status::Fail, true) => "FAIL",
+        (Status::Error, true) => "ERR ",
+    };
+    format!(
+        "{:<8} {mark} {} ({}): {}",
+        e.phase.label(),
+        e.id,
+        e.kind,
+        e.summary
+    )
+}
+
+/// The closing line: `verdict: PASS (4 passed, 0 failed, 1 warning)`.
+pub fn verdict_line(r: &Report) -> String {
+    let passed = r
+        .results
+        .iter()
+        .filter(|e| e.status == Status::Pass)
+        .count();
+    let mut s = format!(
+        "verdict: {} ({passed} passed, {} failed, {} warning{})",
+        r.verdict.as_str(),
+        r.failed.len(),
+        r.warnings.len(),
+        if r.warnings.len() == 1 { "" } else { "s" }
+    );
+    if let Some(p) = &r.aborted_by {
+        s.push_str(&format!(
+            "; prerequisite {p} is missing, so nothing else was run"
+        ));
+    }
+    s
+}
+
+/// The human report, as added to `refs/notes/rails`; its last line is the JSON document so a
+/// machine can read the note too.
+pub fn note_text(r: &Report) -> String {
+    let mut s = format!(
+        "rails validate {} {} at {}: {}\n",
+        r.sprint,
+        r.version,
+        r.started_at,
+        r.verdict.as_str()
+    );
+    for e in &r.results {
+        s.push_str(&entry_line(e));
+        s.push('\n');
+    }
+    s.push_str(&verdict_line(r));
+    s.push('\n');
+    let mut compact = r.clone();
+    for e in &mut compact.results {
+        // Output tails stay in the JSON printed by --json; the note keeps the summary.
+        if let Value::Object(m) = &mut e.evidence {
+            m.remove("stdoutTail");
+            m.remove("stderrTail");
+        }
+    }
+    s.push_str(&format!(
+        "{SCHEMA}: {}\n",
+        serde_json::to_string(&compact).unwrap_or_default()
+    ));
+    s
+}

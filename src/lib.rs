@@ -1,0 +1,15 @@
+//! rails + spar: "done" means something a machine checked, recorded in git.
+//!
+//! - [`contract`]: frozen, versioned sprint contracts and their validation.
+//! - [`store`]: every read and write of git objects, refs, notes and record files.
+//! - [`process`]: running shell commands with timeouts that kill the whole process group.
+//! - [`cli`]: argument parsing and rendering; the only code that prints.
+//! - [`error`]: one error type and the exit codes.
+
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod cli;
+pub mod contract;
+pub mod error;
+pub mod process;
+pub mod store;

@@ -1,0 +1,171 @@
+//! Running a shell command as a check, a runtime command or an actor: `sh -c` in its own
+//! process group, with a timeout that kills the whole group (no grandchild outlives it), and
+//! the last bytes of stdout and stderr kept.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How much of each stream is kept (the tail).
+pub const TAIL_BYTES: usize = 64 * 1024;
+
+/// What running a command showed.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// The exit code, when the shell exited (not killed).
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+    /// True when the timeout ran out and the process group was killed.
+    pub timed_out: bool,
+    pub duration: Duration,
+    pub stdout_tail: String,
+    pub stderr_tail: String,
+    /// Set when the command could not be started at all.
+    pub spawn_error: Option<String>,
+}
+
+impl RunResult {
+    /// A one-line account: `exit 0`, `killed by signal 9`, `timed out after 2.0s`.
+    pub fn describe(&self) -> String {
+        if let Some(e) = &self.spawn_error {
+            return format!("could not start: {e}");
+        }
+        if self.timed_out {
+            return format!(
+                "timed out after {:.1}s (process group killed)",
+                self.duration.as_secs_f64()
+            );
+        }
+        match (self.exit_code, self.signal) {
+            (Some(c), _) => format!("exit {c}"),
+            (None, Some(s)) => format!("killed by signal {s}"),
+            _ => "ended without a status".to_string(),
+        }
+    }
+}
+
+/// Runs `sh -c command` in `cwd` with the process environment plus `env`, stdin closed.
+pub fn run_shell(
+    command: &str,
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+    timeout: Duration,
+) -> RunResult {
+    let start = Instant::now();
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .envs(env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return RunResult {
+                exit_code: None,
+                signal: None,
+                timed_out: false,
+                duration: start.elapsed(),
+                stdout_tail: String::new(),
+                stderr_tail: String::new(),
+                spawn_error: Some(format!("sh -c in {}: {e}", cwd.display())),
+            }
+        }
+    };
+    let pgid = child.id() as i32;
+    let (tx, rx) = mpsc::channel::<(u8, Vec<u8>)>();
+    if let Some(out) = child.stdout.take() {
+        spawn_tail_reader(out, 1, tx.clone());
+    }
+    if let Some(err) = child.stderr.take() {
+        spawn_tail_reader(err, 2, tx.clone());
+    }
+    drop(tx);
+
+    let deadline = start + timeout;
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) => {}
+            Err(_) => break None,
+        }
+        if Instant::now() >= deadline {
+            timed_out = true;
+            kill_group(pgid);
+            break child.wait().ok();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let duration = start.elapsed();
+    // No grandchild outlives its command: whatever is left in the group goes too, which also
+    // closes the pipes the readers wait on.
+    kill_group(pgid);
+
+    let mut stdout = Vec::new();
+    let mut stderr = Vec::new();
+    let wait_until = Instant::now() + Duration::from_secs(2);
+    for _ in 0..2 {
+        let left = wait_until.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok((1, bytes)) => stdout = bytes,
+            Ok((_, bytes)) => stderr = bytes,
+            Err(_) => break,
+        }
+    }
+    RunResult {
+        exit_code: if timed_out {
+            None
+        } else {
+            status.and_then(|s| s.code())
+        },
+        signal: status.and_then(|s| s.signal()),
+        timed_out,
+        duration,
+        stdout_tail: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr_tail: String::from_utf8_lossy(&stderr).into_owned(),
+        spawn_error: None,
+    }
+}
+
+/// Sends SIGKILL to the process group `pgid`; a group that is already gone is fine.
+pub fn kill_group(pgid: i32) {
+    if pgid > 0 {
+        // SAFETY: kill(2) with a negative pid signals the process group; no memory is touched.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+    }
+}
+
+fn spawn_tail_reader<R: Read + Send + 'static>(mut r: R, which: u8, tx: mpsc::Sender<(u8, Vec<u8>)>) {
+    std::thread::spawn(move || {
+        let mut kept: Vec<u8> = Vec::new();
+        let mut buf = [0u8; 8192];
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    kept.extend_from_slice(&buf[..n]);
+                    if kept.len() > 2 * TAIL_BYTES {
+                        let cut = kept.len() - TAIL_BYTES;
+                        kept.drain(..cut);
+                    }
+                }
+            }
+        }
+        if kept.len() > TAIL_BYTES {
+            let cut = kept.len() - TAIL_BYTES;
+            kept.drain(..cut);
+        }
+        let _ = tx.send((which, kept));
+    });
+}

@@ -1,0 +1,40 @@
+//! Atomic file writes: a temporary file in the same folder, synced, then renamed over the
+//! target, so a crash leaves the old file or the new one, never half of one.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::error::{Context, Result};
+
+/// Writes `bytes` to `path` atomically with the default mode (0644 less the umask).
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
+    atomic_write_mode(path, bytes, None)
+}
+
+/// Writes `bytes` to `path` atomically and, when `mode` is given, sets those permission bits
+/// before the rename (so the file never exists with other bits).
+pub fn atomic_write_mode(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).ctx(format!("creating {}", dir.display()))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .ctx(format!("creating a temporary file in {}", dir.display()))?;
+    tmp.write_all(bytes)
+        .ctx(format!("writing {}", path.display()))?;
+    tmp.as_file()
+        .sync_all()
+        .ctx(format!("syncing {}", path.display()))?;
+    if let Some(mode) = mode {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))
+            .ctx(format!("setting the mode of {}", path.display()))?;
+    }
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .ctx(format!("replacing {}", path.display()))?;
+    Ok(())
+}

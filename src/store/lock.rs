@@ -1,0 +1,43 @@
+//! Exclusive file locks (`fs2`) under the git common dir, shared by every worktree of a clone.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use fs2::FileExt;
+
+use crate::error::{Context, Result};
+
+/// A held lock; released when dropped (and by the OS when the process dies).
+#[derive(Debug)]
+pub struct Lock {
+    file: File,
+    pub path: PathBuf,
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = FileExt::unlock(&self.file);
+    }
+}
+
+/// Takes the exclusive lock `<common_dir>/<relative>`, creating folders as needed. When another
+/// process holds it, `waiting` is called once and the call blocks until the lock is free.
+pub fn lock(common_dir: &Path, relative: &str, waiting: impl FnOnce()) -> Result<Lock> {
+    let path = common_dir.join(relative);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).ctx(format!("creating {}", dir.display()))?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .ctx(format!("opening the lock {}", path.display()))?;
+    if file.try_lock_exclusive().is_err() {
+        waiting();
+        file.lock_exclusive()
+            .ctx(format!("taking the lock {}", path.display()))?;
+    }
+    Ok(Lock { file, path })
+}

@@ -1,0 +1,454 @@
+//! The only module that reads or writes git objects, refs and notes, and the records' files.
+//!
+//! Everything goes through `gix` in process: commit chains under a ref moved by
+//! compare-and-swap, notes that `git notes --ref=<name> show <commit>` reads, file reads at a
+//! commit. Files in the work tree are written atomically ([`atomic_write`]); writers serialise on
+//! `fs2` locks under the git common dir ([`lock`]).
+
+mod atomic;
+mod lock;
+
+pub use atomic::{atomic_write, atomic_write_mode};
+pub use lock::{lock, Lock};
+
+use std::path::{Path, PathBuf};
+
+use gix::bstr::ByteSlice;
+use gix::objs::tree::EntryKind;
+use gix::refs::transaction::PreviousValue;
+use gix::refs::Target;
+pub use gix::ObjectId;
+
+use crate::error::{Context, Error, Result};
+
+/// Ref namespaces, in one place.
+pub mod refs {
+    pub const CONTRACTS: &str = "refs/rails/contracts/";
+    pub const EVIDENCE: &str = "refs/rails/evidence/";
+    pub const PIPELINE: &str = "refs/rails/pipeline/";
+    pub const NOTES_RAILS: &str = "refs/notes/rails";
+    pub const SPAR_SERIES: &str = "refs/spar/series/";
+    pub const NOTES_SPAR: &str = "refs/notes/spar";
+}
+
+/// An open repository.
+pub struct Store {
+    repo: gix::Repository,
+    git_dir: PathBuf,
+    common_dir: PathBuf,
+    workdir: Option<PathBuf>,
+}
+
+/// One commit of a record chain.
+#[derive(Debug, Clone)]
+pub struct CommitInfo {
+    pub id: ObjectId,
+    pub tree: ObjectId,
+    pub parents: Vec<ObjectId>,
+    pub message: String,
+    /// Seconds since the epoch (committer time).
+    pub time: i64,
+}
+
+impl CommitInfo {
+    /// The value of the last trailer `key:` in the message.
+    pub fn trailer(&self, key: &str) -> Option<String> {
+        let prefix = format!("{key}:");
+        self.message
+            .lines()
+            .rev()
+            .find_map(|l| l.strip_prefix(&prefix).map(|v| v.trim().to_string()))
+    }
+    pub fn subject(&self) -> &str {
+        self.message.lines().next().unwrap_or("")
+    }
+}
+
+/// Builds a commit message with trailers.
+pub fn message(subject: &str, body: &str, trailers: &[(&str, String)]) -> String {
+    let mut m = String::from(subject.trim_end());
+    m.push('\n');
+    if !body.trim().is_empty() {
+        m.push('\n');
+        m.push_str(body.trim_end());
+        m.push('\n');
+    }
+    if !trailers.is_empty() {
+        m.push('\n');
+        for (k, v) in trailers {
+            m.push_str(&format!("{k}: {v}\n"));
+        }
+    }
+    m
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    }
+}
+
+impl Store {
+    /// Opens the repository the way git does: `GIT_DIR`/`GIT_WORK_TREE` when set (hooks),
+    /// else discovery upwards from the current directory.
+    pub fn discover() -> Result<Store> {
+        let cwd = std::env::current_dir().ctx("reading the current directory")?;
+        let repo = gix::discover_with_environment_overrides(&cwd).map_err(|e| {
+            Error::refused(format!("not in a git repository ({e:#})"))
+                .hint("run the command inside a git work tree, or `git init` one")
+        })?;
+        Ok(Store::from_repo(repo))
+    }
+
+    /// Opens the repository at `path` (used by tests and benchmarks).
+    pub fn open(path: &Path) -> Result<Store> {
+        let repo = gix::open(path).ctx(format!("opening {}", path.display()))?;
+        Ok(Store::from_repo(repo))
+    }
+
+    fn from_repo(repo: gix::Repository) -> Store {
+        let git_dir = absolute(repo.git_dir());
+        let common_dir = absolute(repo.common_dir());
+        let workdir = repo.workdir().map(absolute);
+        Store {
+            repo,
+            git_dir,
+            common_dir,
+            workdir,
+        }
+    }
+
+    pub fn repo(&self) -> &gix::Repository {
+        &self.repo
+    }
+
+    pub fn git_dir(&self) -> &Path {
+        &self.git_dir
+    }
+
+    /// The directory shared by every worktree of the clone (locks live here).
+    pub fn common_dir(&self) -> &Path {
+        &self.common_dir
+    }
+
+    /// The top level of the work tree, or a refusal in a bare repository.
+    pub fn workdir(&self) -> Result<&Path> {
+        self.workdir.as_deref().ok_or_else(|| {
+            Error::refused("this command needs a work tree, and the repository is bare")
+        })
+    }
+
+    /// HEAD's commit, or None on an unborn branch.
+    pub fn head_commit(&self) -> Result<Option<ObjectId>> {
+        let head = self.repo.head().ctx("reading HEAD")?;
+        Ok(head.id().map(|id| id.detach()))
+    }
+
+    /// The current branch's short name, or None when HEAD is detached.
+    pub fn current_branch(&self) -> Result<Option<String>> {
+        let name = self.repo.head_name().ctx("reading HEAD")?;
+        Ok(name.map(|n| n.shorten().to_string()))
+    }
+
+    /// Resolves a revision to a commit id; an unknown revision is a refusal.
+    pub fn resolve_commit(&self, rev: &str) -> Result<ObjectId> {
+        let id = self.repo.rev_parse_single(rev).map_err(|e| {
+            Error::refused(format!("cannot resolve revision {rev:?}: {e:#}"))
+                .hint("name a commit, branch or tag that exists (see `git log --oneline`)")
+        })?;
+        let object = id
+            .object()
+            .ctx(format!("reading the object of {rev}"))?;
+        let commit = object.peel_to_commit().map_err(|e| {
+            Error::refused(format!("revision {rev:?} does not name a commit: {e:#}"))
+        })?;
+        Ok(commit.id)
+    }
+
+    /// A commit's tree id.
+    pub fn tree_of(&self, commit: ObjectId) -> Result<ObjectId> {
+        let c = self
+            .repo
+            .find_commit(commit)
+            .ctx(format!("reading commit {commit}"))?;
+        Ok(c.tree_id().ctx(format!("reading the tree of {commit}"))?.detach())
+    }
+
+    /// Where a ref points now, without peeling.
+    pub fn ref_target(&self, name: &str) -> Result<Option<ObjectId>> {
+        let r = self
+            .repo
+            .try_find_reference(name)
+            .ctx(format!("reading {name}"))?;
+        Ok(r.and_then(|r| r.try_id().map(|id| id.detach())))
+    }
+
+    /// Every ref under `prefix` (e.g. `refs/rails/contracts/`) with the rest of its name.
+    pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>> {
+        let platform = self.repo.references().ctx("listing refs")?;
+        let iter = platform
+            .prefixed(prefix)
+            .ctx(format!("listing refs under {prefix}"))?;
+        let mut out = Vec::new();
+        for r in iter {
+            let r = r.map_err(|e| Error::internal(format!("listing refs under {prefix}: {e:#}")))?;
+            let full = r.name().as_bstr().to_str_lossy().into_owned();
+            if let (Some(rest), Some(id)) = (full.strip_prefix(prefix), r.try_id()) {
+                out.push((rest.to_string(), id.detach()));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    pub fn commit_info(&self, id: ObjectId) -> Result<CommitInfo> {
+        let c = self
+            .repo
+            .find_commit(id)
+            .ctx(format!("reading commit {id}"))?;
+        let tree = c.tree_id().ctx(format!("reading the tree of {id}"))?.detach();
+        let parents = c.parent_ids().map(|p| p.detach()).collect();
+        let message = c
+            .message_raw()
+            .ctx(format!("reading the message of {id}"))?
+            .to_str_lossy()
+            .into_owned();
+        let time = c
+            .time()
+            .ctx(format!("reading the time of {id}"))?
+            .seconds;
+        Ok(CommitInfo {
+            id,
+            tree,
+            parents,
+            message,
+            time,
+        })
+    }
+
+    /// The first-parent chain from `tip`, oldest first.
+    pub fn chain(&self, tip: ObjectId) -> Result<Vec<CommitInfo>> {
+        let mut out = Vec::new();
+        let mut next = Some(tip);
+        while let Some(id) = next {
+            let info = self.commit_info(id)?;
+            next = info.parents.first().copied();
+            out.push(info);
+        }
+        out.reverse();
+        Ok(out)
+    }
+
+    /// The bytes of `path` in the tree of `commit`, or None when there is no such file.
+    pub fn read_file(&self, commit: ObjectId, path: &str) -> Result<Option<Vec<u8>>> {
+        let tree_id = self.tree_of(commit)?;
+        self.read_file_in_tree(tree_id, path)
+    }
+
+    /// The bytes of `path` in `tree`, or None.
+    pub fn read_file_in_tree(&self, tree: ObjectId, path: &str) -> Result<Option<Vec<u8>>> {
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .ctx(format!("reading tree {tree}"))?;
+        let entry = tree
+            .lookup_entry_by_path(path)
+            .ctx(format!("looking up {path}"))?;
+        match entry {
+            Some(e) if e.mode().is_blob() => {
+                let blob = self
+                    .repo
+                    .find_blob(e.object_id())
+                    .ctx(format!("reading {path}"))?;
+                Ok(Some(blob.data.clone()))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn signature(&self) -> gix::actor::Signature {
+        let time = gix::date::Time::now_local_or_utc();
+        if let Some(Ok(sig)) = self.repo.committer() {
+            return gix::actor::Signature {
+                name: sig.name.to_owned(),
+                email: sig.email.to_owned(),
+                time,
+            };
+        }
+        gix::actor::Signature {
+            name: "git-rails".into(),
+            email: "git-rails@localhost".into(),
+            time,
+        }
+    }
+
+    /// Adds one commit on top of `expected` (None: the ref must not exist) holding the parent's
+    /// tree with `files` upserted, and moves `refname` to it by compare-and-swap.
+    ///
+    /// Returns None when another writer moved the ref first (nothing is written to the ref).
+    pub fn append_commit(
+        &self,
+        refname: &str,
+        expected: Option<ObjectId>,
+        files: &[(String, Vec<u8>)],
+        message: &str,
+    ) -> Result<Option<ObjectId>> {
+        let base_tree = match expected {
+            Some(parent) => self.tree_of(parent)?,
+            None => ObjectId::empty_tree(self.repo.object_hash()),
+        };
+        let mut editor = self
+            .repo
+            .edit_tree(base_tree)
+            .ctx("preparing a record tree")?;
+        for (path, bytes) in files {
+            let blob = self
+                .repo
+                .write_blob(bytes)
+                .ctx(format!("writing {path}"))?;
+            editor
+                .upsert(path.as_str(), EntryKind::Blob, blob)
+                .ctx(format!("adding {path} to the record tree"))?;
+        }
+        let tree = editor.write().ctx("writing the record tree")?.detach();
+        let sig = self.signature();
+        let mut buf = gix::date::parse::TimeBuf::default();
+        let s = sig.to_ref(&mut buf);
+        let commit = self
+            .repo
+            .new_commit_as(s, s, message, tree, expected)
+            .ctx("writing the record commit")?;
+        let previous = match expected {
+            Some(p) => PreviousValue::MustExistAndMatch(Target::Object(p)),
+            None => PreviousValue::MustNotExist,
+        };
+        let log = message.lines().next().unwrap_or("record");
+        match self.repo.reference(refname, commit.id, previous, log) {
+            Ok(_) => Ok(Some(commit.id)),
+            Err(e) if e.is_conflict() => Ok(None),
+            Err(e) => Err(Error::internal(format!("moving {refname}: {e:#}"))),
+        }
+    }
+
+    /// The note on `target` under `notes_ref`, as `git notes --ref show` prints it.
+    pub fn note(&self, notes_ref: &str, target: ObjectId) -> Result<Option<Vec<u8>>> {
+        if self.ref_target(notes_ref)?.is_none() {
+            return Ok(None);
+        }
+        let mut notes = self
+            .repo
+            .notes()
+            .ctx("opening notes")?
+            .with_refs([notes_ref])
+            .ctx(format!("selecting {notes_ref}"))?;
+        let found = notes
+            .get(target)
+            .ctx(format!("reading the note on {target}"))?;
+        Ok(found.first().map(|n| n.blob.data.clone()))
+    }
+
+    /// Appends `text` to the note on `target` the way `git notes append` does (a blank line
+    /// between parts), by compare-and-swap; retried when another writer won the race.
+    pub fn note_append(&self, notes_ref: &str, target: ObjectId, text: &str) -> Result<()> {
+        let mut part = text.trim_end_matches('\n').to_string();
+        part.push('\n');
+        for _ in 0..50 {
+            let old = self.note(notes_ref, target)?;
+            let new = match old {
+                Some(old) if !old.is_empty() => {
+                    let mut s = String::from_utf8_lossy(&old).into_owned();
+                    if !s.ends_with('\n') {
+                        s.push('\n');
+                    }
+                    s.push('\n');
+                    s.push_str(&part);
+                    s
+                }
+                _ => part.clone(),
+            };
+            let mut notes = self
+                .repo
+                .notes()
+                .ctx("opening notes")?
+                .with_commit_message("Notes added by 'git-rails'");
+            match notes.replace(notes_ref, target, new) {
+                Ok(_) => return Ok(()),
+                Err(e) if format!("{e:#}").contains("changed to")
+                    || format!("{e:#}").contains("already exists") =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(e) => {
+                    return Err(Error::internal(format!(
+                        "writing the note on {target} under {notes_ref}: {e:#}"
+                    )))
+                }
+            }
+        }
+        Err(Error::internal(format!(
+            "writing the note on {target} under {notes_ref}: other writers kept winning the race; try again"
+        )))
+    }
+
+    /// Paths that differ between two trees (files only), as `git diff --name-only` lists them.
+    pub fn changed_paths(&self, a: ObjectId, b: ObjectId) -> Result<Vec<String>> {
+        use gix::diff::tree::recorder::Change;
+        let ta = self.repo.find_tree(a).ctx(format!("reading tree {a}"))?;
+        let tb = self.repo.find_tree(b).ctx(format!("reading tree {b}"))?;
+        let mut rec = gix::diff::tree::Recorder::default();
+        gix::diff::tree(
+            gix::objs::TreeRefIter::from_bytes(&ta.data, ta.id.kind()),
+            gix::objs::TreeRefIter::from_bytes(&tb.data, tb.id.kind()),
+            &mut gix::diff::tree::State::default(),
+            &self.repo.objects,
+            &mut rec,
+        )
+        .ctx("comparing trees")?;
+        let mut out = Vec::new();
+        for c in rec.records {
+            match c {
+                Change::Addition {
+                    entry_mode, path, ..
+                }
+                | Change::Deletion {
+                    entry_mode, path, ..
+                } if !entry_mode.is_tree() => out.push(path.to_str_lossy().into_owned()),
+                Change::Modification {
+                    entry_mode,
+                    previous_entry_mode,
+                    path,
+                    ..
+                } if !entry_mode.is_tree() || !previous_entry_mode.is_tree() => {
+                    out.push(path.to_str_lossy().into_owned())
+                }
+                _ => {}
+            }
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// Runs `git` with `args` in the work tree (or git dir) and returns stdout. Used only off
+    /// the hot path, where git's own porcelain is the reference (work-tree status).
+    pub fn git(&self, args: &[&str]) -> Result<String> {
+        let dir = self.workdir.clone().unwrap_or_else(|| self.git_dir.clone());
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .ctx(format!("running git {}", args.join(" ")))?;
+        if !out.status.success() {
+            return Err(Error::internal(format!(
+                "git {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}

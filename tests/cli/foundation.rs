@@ -1,0 +1,110 @@
+//! Exit codes, messages, and the store's notes and compare-and-swap, through the binaries.
+
+use crate::harness::{bin, check, TestRepo};
+use serde_json::json;
+
+#[test]
+fn usage_errors_exit_64() {
+    let repo = TestRepo::new();
+    repo.rails(&["contract", "freeze"]).code(64).stderr_has("required");
+    repo.rails(&["contract", "show", "S", "--bogus"]).code(64);
+    repo.rails(&["nonsense"]).code(64);
+    repo.rails(&[]).code(64);
+    repo.spar(&["--bogus"]).code(64);
+}
+
+#[test]
+fn help_and_version_exit_0() {
+    let repo = TestRepo::new();
+    repo.rails(&["--help"]).ok().stdout_has("contract");
+    repo.rails(&["--version"]).ok().stdout_has(env!("CARGO_PKG_VERSION"));
+    repo.spar(&["--help"]).ok().stdout_has("reviewers");
+}
+
+#[test]
+fn git_finds_the_subcommands_on_path() {
+    let repo = TestRepo::new();
+    let dir = bin("git-rails").parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap());
+    let out = std::process::Command::new("git")
+        .args(["rails", "contract", "list", "--json"])
+        .current_dir(repo.path())
+        .env("PATH", &path)
+        .env("HOME", repo.home.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schema"], "rails-contract-list/v1");
+}
+
+#[test]
+fn outside_a_repository_is_refused_with_the_next_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(bin("git-rails"))
+        .args(["contract", "list"])
+        .current_dir(dir.path())
+        .env("GIT_CEILING_DIRECTORIES", dir.path().parent().unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(65));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("git-rails: not in a git repository"), "{err}");
+    assert!(err.contains("hint: "), "{err}");
+}
+
+#[test]
+fn reports_append_to_notes_that_git_reads_across_fanout() {
+    let repo = TestRepo::new();
+    // 80 commits with notes written by git itself, so the notes tree is fanned out.
+    for i in 0..80 {
+        repo.git(&["commit", "-q", "--allow-empty", "-m", &format!("c{i}")]);
+        repo.git(&["notes", "--ref=rails", "add", "-m", &format!("git note {i}"), "HEAD"]);
+    }
+    let tree = repo.git(&["ls-tree", "refs/notes/rails"]);
+    assert!(tree.lines().any(|l| l.contains(" tree ")), "expected a fanned-out notes tree:\n{tree}");
+    repo.write("a.txt", "alpha\n");
+    repo.draft("S", json!([check("a", "file_exists", json!({"path": "a.txt"}))]));
+    repo.rails(&["contract", "freeze", "S"]).ok();
+    repo.rails(&["contract", "validate", "S"]).ok();
+    repo.rails(&["contract", "validate", "S"]).ok();
+    let note = repo.git(&["notes", "--ref=rails", "show", "HEAD"]);
+    assert!(note.starts_with("git note 79\n\nrails validate S v1"), "{note}");
+    assert_eq!(note.matches("rails validate S v1").count(), 2, "{note}");
+    assert_eq!(repo.git(&["notes", "--ref=rails", "list"]).lines().count(), 80);
+    repo.git(&["fsck", "--no-progress"]);
+    // The note's last line is the machine-readable report.
+    let last = note.lines().last().unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(last.strip_prefix("rails-validation/v1: ").unwrap()).unwrap();
+    assert_eq!(doc["verdict"], "PASS");
+}
+
+#[test]
+fn concurrent_freezes_one_wins_nothing_is_lost() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "alpha\n");
+    repo.draft("S", json!([check("a", "file_exists", json!({"path": "a.txt"}))]));
+    let children: Vec<_> = (0..6)
+        .map(|_| {
+            std::process::Command::new(bin("git-rails"))
+                .args(["contract", "freeze", "S"])
+                .current_dir(repo.path())
+                .env("HOME", repo.home.path())
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let codes: Vec<i32> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap().status.code().unwrap())
+        .collect();
+    assert_eq!(codes.iter().filter(|c| **c == 0).count(), 1, "{codes:?}");
+    assert_eq!(codes.iter().filter(|c| **c == 65).count(), 5, "{codes:?}");
+    assert_eq!(repo.git(&["rev-list", "--count", "refs/rails/contracts/S"]).trim(), "1");
+}

@@ -1,0 +1,218 @@
+//! A hermetic git repository in a temporary folder, and the binaries run inside it.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::{json, Value};
+
+pub struct TestRepo {
+    pub dir: tempfile::TempDir,
+    pub home: tempfile::TempDir,
+}
+
+/// What a run printed and how it ended, rendered so a failing assertion explains itself.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}------- stderr -------\n{}[exit status: {}]",
+            self.stdout, self.stderr, self.code
+        )
+    }
+}
+
+impl Run {
+    fn from(out: Output) -> Run {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+    /// Asserts the exit code, printing the whole transcript when it differs.
+    #[track_caller]
+    pub fn code(&self, code: i32) -> &Self {
+        assert_eq!(self.code, code, "unexpected exit status:\n{self}");
+        self
+    }
+    #[track_caller]
+    pub fn ok(&self) -> &Self {
+        self.code(0)
+    }
+    #[track_caller]
+    pub fn stdout_has(&self, s: &str) -> &Self {
+        assert!(self.stdout.contains(s), "stdout lacks {s:?}:\n{self}");
+        self
+    }
+    #[track_caller]
+    pub fn stderr_has(&self, s: &str) -> &Self {
+        assert!(self.stderr.contains(s), "stderr lacks {s:?}:\n{self}");
+        self
+    }
+    #[track_caller]
+    pub fn stdout_lacks(&self, s: &str) -> &Self {
+        assert!(!self.stdout.contains(s), "stdout has {s:?}:\n{self}");
+        self
+    }
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{self}"))
+    }
+}
+
+pub fn bin(name: &str) -> PathBuf {
+    assert_cmd::cargo::cargo_bin(name)
+}
+
+impl TestRepo {
+    /// An empty repository on `main` with one commit.
+    pub fn new() -> TestRepo {
+        let repo = TestRepo::bare_init();
+        repo.write("README.md", "test repository\n");
+        repo.git(&["add", "README.md"]);
+        repo.git(&["commit", "-q", "-m", "initial"]);
+        repo
+    }
+
+    /// A repository with no commit yet.
+    pub fn bare_init() -> TestRepo {
+        let repo = TestRepo {
+            dir: tempfile::tempdir().unwrap(),
+            home: tempfile::tempdir().unwrap(),
+        };
+        repo.git(&["init", "-q", "-b", "main"]);
+        repo
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn env(&self, cmd: &mut std::process::Command) {
+        for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_NOTES_REF", "VISUAL", "EDITOR"] {
+            cmd.env_remove(var);
+        }
+        cmd.current_dir(self.path())
+            .env("HOME", self.home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "Test Author")
+            .env("GIT_AUTHOR_EMAIL", "author@example.invalid")
+            .env("GIT_COMMITTER_NAME", "Test Committer")
+            .env("GIT_COMMITTER_EMAIL", "committer@example.invalid")
+            .env("NO_COLOR", "1")
+            .env("TZ", "UTC");
+    }
+
+    /// Runs git and returns stdout, failing the test when git fails.
+    #[track_caller]
+    pub fn git(&self, args: &[&str]) -> String {
+        let mut cmd = std::process::Command::new("git");
+        cmd.args(args);
+        self.env(&mut cmd);
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs git and returns the whole result, whatever it was.
+    pub fn git_run(&self, args: &[&str]) -> Run {
+        let mut cmd = std::process::Command::new("git");
+        cmd.args(args);
+        self.env(&mut cmd);
+        Run::from(cmd.output().unwrap())
+    }
+
+    pub fn write(&self, rel: &str, content: &str) {
+        let p = self.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path().join(rel)).unwrap()
+    }
+
+    pub fn commit_all(&self, msg: &str) {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", msg]);
+    }
+
+    /// Runs `git-rails` with `args` (and extra environment).
+    pub fn rails_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = std::process::Command::new(bin("git-rails"));
+        cmd.args(args);
+        self.env(&mut cmd);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Run::from(cmd.output().unwrap())
+    }
+
+    pub fn rails(&self, args: &[&str]) -> Run {
+        self.rails_env(args, &[])
+    }
+
+    pub fn spar(&self, args: &[&str]) -> Run {
+        let mut cmd = std::process::Command::new(bin("git-spar"));
+        cmd.args(args);
+        self.env(&mut cmd);
+        Run::from(cmd.output().unwrap())
+    }
+
+    /// Writes a draft for `sprint` with these DoD checks (and optional other fields).
+    pub fn draft(&self, sprint: &str, checks: Value) {
+        self.draft_with(sprint, checks, json!({}));
+    }
+
+    pub fn draft_with(&self, sprint: &str, checks: Value, extra: Value) {
+        let mut c = contract(sprint, checks);
+        if let (Some(obj), Some(extra)) = (c.as_object_mut(), extra.as_object()) {
+            for (k, v) in extra {
+                obj.insert(k.clone(), v.clone());
+            }
+        }
+        let path = format!(".rails/contracts/{sprint}.json");
+        let full = self.path().join(&path);
+        if full.exists() {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&full, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        self.write(&path, &serde_json::to_string_pretty(&c).unwrap());
+    }
+}
+
+/// A valid contract document with these checks.
+pub fn contract(sprint: &str, checks: Value) -> Value {
+    json!({
+        "version": "v1",
+        "id": "01JDQ7ZK3M8T5V2W9X4Y6Z0ABC",
+        "sprintId": sprint,
+        "createdAt": "2026-11-30T12:00:00Z",
+        "type": "feature",
+        "dod": {"checks": checks},
+        "environmentPrerequisites": [],
+        "nonGoals": [],
+        "runtimeValidation": {"commands": []},
+        "riskFlags": [],
+        "reviewerProfile": "static",
+        "approvalGates": {"impl": true, "review": true, "deploy": false}
+    })
+}
+
+/// One check.
+pub fn check(id: &str, kind: &str, spec: Value) -> Value {
+    json!({"id": id, "description": format!("{id} holds"), "kind": kind, "spec": spec})
+}

@@ -1,0 +1,30 @@
+//! Integration tests: real temporary git repositories driven through the real binaries.
+//! One test binary, one module per command (a file not declared here fails
+//! `no_forgotten_test_files`).
+
+mod harness;
+
+mod contract_checks;
+mod contract_freeze;
+mod contract_generate;
+mod contract_schema;
+mod contract_validate;
+mod foundation;
+mod man_pages;
+
+#[test]
+fn no_forgotten_test_files() {
+    let declared = include_str!("main.rs");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if let Some(module) = name.strip_suffix(".rs") {
+            if module != "main" {
+                assert!(
+                    declared.contains(&format!("mod {module};")),
+                    "tests/cli/{name} is not declared in tests/cli/main.rs"
+                );
+            }
+        }
+    }
+}
