@@ -146,7 +146,11 @@ pub fn kill_group(pgid: i32) {
     }
 }
 
-fn spawn_tail_reader<R: Read + Send + 'static>(mut r: R, which: u8, tx: mpsc::Sender<(u8, Vec<u8>)>) {
+fn spawn_tail_reader<R: Read + Send + 'static>(
+    mut r: R,
+    which: u8,
+    tx: mpsc::Sender<(u8, Vec<u8>)>,
+) {
     std::thread::spawn(move || {
         let mut kept: Vec<u8> = Vec::new();
         let mut buf = [0u8; 8192];

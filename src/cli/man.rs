@@ -12,7 +12,9 @@ pub fn pages() -> Vec<(String, Vec<u8>)> {
 }
 
 fn render(cmd: clap::Command, name: &str, out: &mut Vec<(String, Vec<u8>)>) {
-    let cmd = cmd.name(name.to_string()).bin_name(name.replacen('-', " ", 1).replace('-', " "));
+    let cmd = cmd
+        .name(name.to_string())
+        .bin_name(name.replacen('-', " ", 1).replace('-', " "));
     let mut buf = Vec::new();
     let man = clap_mangen::Man::new(cmd.clone())
         .title(name.to_uppercase())

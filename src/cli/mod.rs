@@ -13,7 +13,9 @@ use std::process::ExitCode;
 use crate::error::{Error, Outcome};
 
 /// Parses with clap, mapping clap's own usage errors to 64 (help and version exit 0).
-pub fn parse<T: clap::Parser>(args: impl IntoIterator<Item = std::ffi::OsString>) -> Result<T, ExitCode> {
+pub fn parse<T: clap::Parser>(
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Result<T, ExitCode> {
     match T::try_parse_from(args) {
         Ok(v) => Ok(v),
         Err(e) => {

@@ -17,7 +17,12 @@ use crate::store::{self, Store};
 /// `refs/notes/rails` (validation reports). Exit codes: 0 success/PASS, 1 FAIL, 2 blocked,
 /// 3 ABORT_PRECHECK, 64 usage error, 65 refused (nothing written), 70 internal error.
 #[derive(Debug, Parser)]
-#[command(name = "git-rails", bin_name = "git rails", version, arg_required_else_help = true)]
+#[command(
+    name = "git-rails",
+    bin_name = "git rails",
+    version,
+    arg_required_else_help = true
+)]
 pub struct RailsCli {
     #[command(subcommand)]
     pub command: RailsCommand,
@@ -173,8 +178,11 @@ fn cmd_generate(a: GenerateArgs) -> Result<Outcome> {
         contract::check_sprint(s)?;
     }
     let doc = std::fs::read_to_string(&a.doc).map_err(|e| {
-        Error::refused(format!("cannot read the sprint document {}: {e}", a.doc.display()))
-            .hint("name a Markdown file that exists")
+        Error::refused(format!(
+            "cannot read the sprint document {}: {e}",
+            a.doc.display()
+        ))
+        .hint("name a Markdown file that exists")
     })?;
     let generated = generate::generate(&doc, a.sprint.as_deref(), jiff::Timestamp::now())?;
     let sprint = generated.contract.sprint_id.clone();
@@ -259,15 +267,19 @@ fn cmd_edit(a: EditArgs) -> Result<Outcome> {
     let existing = std::fs::read(&path).ok();
     match (&frozen, &existing) {
         (None, None) => {
-            return Err(Error::refused(format!("no draft for {sprint}")).hint(format!(
+            return Err(
+                Error::refused(format!("no draft for {sprint}")).hint(format!(
                 "draft one with `git rails contract generate <sprint-doc.md> --sprint {sprint}`"
-            )))
+            )),
+            )
         }
         (None, Some(_)) if a.next => {
             return Err(Error::refused(format!(
                 "{sprint} is not frozen, so there is no next version to start"
             ))
-            .hint(format!("edit the draft with `git rails contract edit {sprint}`")))
+            .hint(format!(
+                "edit the draft with `git rails contract edit {sprint}`"
+            )))
         }
         (Some(f), _) => {
             let equals_tip = existing.as_ref().is_none_or(|bytes| {
@@ -295,8 +307,9 @@ fn cmd_edit(a: EditArgs) -> Result<Outcome> {
     run_editor(&path)?;
     let (_, c) = contract::load_draft(&root, sprint).map_err(|e| {
         let msg = e.message.clone();
-        Error::refused(format!("{msg}\n(the draft was saved as you left it)"))
-            .hint(format!("run `git rails contract edit {sprint}` again to fix it"))
+        Error::refused(format!("{msg}\n(the draft was saved as you left it)")).hint(format!(
+            "run `git rails contract edit {sprint}` again to fix it"
+        ))
     })?;
     let bump = if frozen.is_some() { " --bump" } else { "" };
     println!(
@@ -321,7 +334,11 @@ fn run_editor(path: &std::path::Path) -> Result<()> {
     let editor = std::env::var("VISUAL")
         .ok()
         .filter(|s| !s.trim().is_empty())
-        .or_else(|| std::env::var("EDITOR").ok().filter(|s| !s.trim().is_empty()))
+        .or_else(|| {
+            std::env::var("EDITOR")
+                .ok()
+                .filter(|s| !s.trim().is_empty())
+        })
         .unwrap_or_else(|| "vi".to_string());
     // Like git: the editor value is a shell snippet, the file is its argument.
     let status = std::process::Command::new("sh")
@@ -411,7 +428,11 @@ fn cmd_validate(a: ValidateArgs) -> Result<Outcome> {
     }
     let noted = match (a.no_note, store.head_commit()?) {
         (false, Some(head)) => {
-            store.note_append(store::refs::NOTES_RAILS, head, &validate::note_text(&report))?;
+            store.note_append(
+                store::refs::NOTES_RAILS,
+                head,
+                &validate::note_text(&report),
+            )?;
             Some(head)
         }
         _ => None,
@@ -485,7 +506,10 @@ fn cmd_show(a: ShowArgs) -> Result<Outcome> {
     if !c.runtime_validation.commands.is_empty() {
         println!("Runtime commands:");
         for r in &c.runtime_validation.commands {
-            println!("  - {}: {} (timeout {} ms)", r.name, r.command, r.timeout_ms);
+            println!(
+                "  - {}: {} (timeout {} ms)",
+                r.name, r.command, r.timeout_ms
+            );
         }
     }
     if !c.non_goals.is_empty() {
@@ -494,7 +518,11 @@ fn cmd_show(a: ShowArgs) -> Result<Outcome> {
             match g {
                 schema::NonGoal::Text(t) => println!("  - {t}"),
                 schema::NonGoal::Paths(p) => {
-                    println!("  - {} (FAIL if the change touches {})", p.text, p.paths.join(", "))
+                    println!(
+                        "  - {} (FAIL if the change touches {})",
+                        p.text,
+                        p.paths.join(", ")
+                    )
                 }
             }
         }
@@ -512,9 +540,12 @@ fn cmd_history(a: HistoryArgs) -> Result<Outcome> {
     let store = Store::discover()?;
     let all = contract::versions(&store, &a.sprint)?;
     if all.is_empty() {
-        return Err(Error::refused(format!("{} has no frozen contract", a.sprint)).hint(
-            format!("freeze its draft with `git rails contract freeze {}`", a.sprint),
-        ));
+        return Err(
+            Error::refused(format!("{} has no frozen contract", a.sprint)).hint(format!(
+                "freeze its draft with `git rails contract freeze {}`",
+                a.sprint
+            )),
+        );
     }
     let mut rows = Vec::new();
     for (i, f) in all.iter().enumerate() {

@@ -10,7 +10,12 @@ use clap::Parser;
 ///
 /// Records live in the repository: `refs/spar/series/<series>` and `refs/notes/spar`.
 #[derive(Debug, Parser)]
-#[command(name = "git-spar", bin_name = "git spar", version, arg_required_else_help = true)]
+#[command(
+    name = "git-spar",
+    bin_name = "git spar",
+    version,
+    arg_required_else_help = true
+)]
 pub struct SparCli {}
 
 /// The clap definition, for man pages.

@@ -11,8 +11,10 @@
 //! | non-goals | `비목표`, `Non-goals`, `Out of scope` | `nonGoals` (plain strings) |
 //!
 //! A section runs until the next heading of the same or a higher level; its sub-headings belong
-//! to it unless they name a section themselves. Every list item (`-`, `*`, `+`, `1.`, `1)`,
-//! with or without a `[ ]` box; lines right below it continue it) is one entry.
+//! to it unless they name a section themselves. The title (the first `# ` heading) is a
+//! section only when it names no `SPRINT-NNN`. Every list item (`-`, `*`, `+`, `1.`, `1)`,
+//! with or without a `[ ]` box, nested or not; lines right below it continue it) is one entry;
+//! code blocks and HTML comments are not read as items, and other text is skipped.
 //!
 //! Done criteria are mapped by these heuristics, in this order; the first that applies wins
 //! ("prose" is the item without its code spans, URLs and `/regex/`):
@@ -25,15 +27,16 @@
 //!    follows it (bare or in backticks); `negate` when the prose says so (`not`, `no`,
 //!    `without`, `n't`, `없`, `않`, `미포함`, …). Flags `imsxU` become `(?…)`.
 //! 3. `file_exists`: the first code span is one token and the prose says it exists (`exists`,
-//!    `present`, `created`, `in place`, `존재`, `있`) without a negation; `type: dir` when
-//!    the path ends in `/` or the prose says directory/folder/디렉터리/폴더.
+//!    `present`, `created`, `in place`, `존재`, `있`, `생성`; not `수 있다`, "can") without a
+//!    negation; `type: dir` when the path ends in `/` or the prose says directory/folder/
+//!    디렉터리/폴더.
 //! 4. `process_listening`: `port N`, `포트 N`, `N번 포트`, `listening on N`.
 //! 5. `command_success`: the first code span that is not a URL or a regex, when it has more
 //!    than one word or the prose says it runs (`passes`, `succeeds`, `exits`, `works`,
 //!    `통과`, `성공`, `실행`, `동작`, `정상`); `exits N` / `종료 코드 N` sets a non-zero
 //!    `expectExitCode`. An item that says the command fails (`fails`, `must fail`, `실패해야`)
 //!    without an exit code is not mapped.
-//! 6. otherwise `manual_checklist` {path: `.rails/checklists/<sprint>.md`, items: [text]},
+//! 6. otherwise `manual_checklist` `{"path": ".rails/checklists/<sprint>.md", "items": [text]}`,
 //!    reported in [`Generated::manual_items`].
 //!
 //! Prerequisites, in this order: `env_var` (`$NAME`, `${NAME}`, or `env`/`env var`/
@@ -159,11 +162,13 @@ pub fn generate(doc: &str, sprint: Option<&str>, now: jiff::Timestamp) -> Result
         .hint(DONE_HINT));
     }
 
+    // Whole seconds, like the seed's example (`2026-04-10T12:00:00Z`).
+    let created_at = jiff::Timestamp::from_second(now.as_second()).unwrap_or(now);
     let mut contract = Contract {
         version: SchemaVersion::V1,
         id: ulid::Ulid::new().to_string(),
         sprint_id,
-        created_at: now.to_string(),
+        created_at: created_at.to_string(),
         sprint_type,
         dod: Dod {
             checks: drafted.checks,
@@ -245,6 +250,7 @@ regex!(
     exists_re,
     r"(?i)\b(?:exists?|present|created|in place)\b|존재|있|생성"
 );
+regex!(capability_re, r"수\s*있");
 regex!(
     file_word_re,
     r"(?i)\b(?:file|directory|folder|dir)\b|파일|디렉터리|디렉토리|폴더"
@@ -432,6 +438,7 @@ fn scan(doc: &str) -> Scanned {
     let mut open: Option<usize> = None;
     let mut fence: Option<OpenFence> = None;
     let mut item_open = false;
+    let mut in_comment = false;
     for line in doc.lines() {
         if let Some(mut f) = fence.take() {
             if fence_closes(line, &f) {
@@ -442,6 +449,8 @@ fn scan(doc: &str) -> Scanned {
             }
             continue;
         }
+        let line = strip_comments(line, &mut in_comment);
+        let line = line.as_str();
         if let Some(f) = fence_open(line) {
             fence = Some(f);
             item_open = false;
@@ -450,10 +459,17 @@ fn scan(doc: &str) -> Scanned {
         out.prose_lines.push(line.to_string());
         if let Some((level, text)) = heading(line) {
             item_open = false;
-            if level == 1 && out.title.is_none() {
+            // The title names the sprint; it is a section only when it names none.
+            let title = level == 1 && out.title.is_none();
+            if title {
                 out.title = Some(text.clone());
             }
-            match classify(&text) {
+            let kind = if title && is_match(sprint_re(), &text) {
+                None
+            } else {
+                classify(&text)
+            };
+            match kind {
                 Some(kind) => {
                     out.sections.push(Section {
                         kind,
@@ -494,6 +510,34 @@ fn scan(doc: &str) -> Scanned {
         push_fence(&mut out, open, f);
     }
     out
+}
+
+/// `line` without HTML comments; `in_comment` carries an unclosed `<!--` to the next lines.
+fn strip_comments(line: &str, in_comment: &mut bool) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    loop {
+        if *in_comment {
+            match rest.find("-->") {
+                Some(i) => {
+                    *in_comment = false;
+                    rest = &rest[i + 3..];
+                }
+                None => return out,
+            }
+        }
+        match rest.find("<!--") {
+            Some(i) => {
+                out.push_str(&rest[..i]);
+                *in_comment = true;
+                rest = &rest[i + 4..];
+            }
+            None => {
+                out.push_str(rest);
+                return out;
+            }
+        }
+    }
 }
 
 fn push_fence(out: &mut Scanned, open: Option<usize>, f: OpenFence) {
@@ -874,6 +918,13 @@ fn unique(base: String, used: &mut BTreeSet<String>) -> String {
     id
 }
 
+/// The prose says the thing exists, and not that it does not (`수 있다` is "can", not "is").
+fn exists(prose: &str) -> bool {
+    is_match(exists_re(), prose)
+        && !is_match(negation_re(), prose)
+        && !is_match(capability_re(), prose)
+}
+
 fn find_port(prose: &str) -> Option<u16> {
     let c = captures(port_re(), prose)?;
     first_group(&c)?.parse::<u16>().ok().filter(|p| *p > 0)
@@ -903,7 +954,7 @@ fn map_done(raw: &str) -> Option<(CheckKind, Value)> {
             }
             return Some((CheckKind::RegexInFile, spec));
         }
-        if is_match(exists_re(), &prose) && !is_match(negation_re(), &prose) {
+        if exists(&prose) {
             let dir = path.code.ends_with('/') || is_match(dir_word_re(), &prose);
             let trimmed = path.code.trim_end_matches('/');
             let mut spec =
@@ -1048,7 +1099,7 @@ fn map_prerequisite(raw: &str) -> Option<MappedPrereq> {
 
     let first = p.first_code()?;
     if one_token(&first.code)
-        && (is_match(exists_re(), &prose) || is_match(file_word_re(), &prose))
+        && (exists(&prose) || is_match(file_word_re(), &prose))
         && !is_match(command_word_re(), &prose)
         && !is_match(negation_re(), &prose)
     {
@@ -1376,7 +1427,7 @@ mod tests {
     const KO: &str = include_str!("../../tests/data/sprint-ko.md");
 
     fn now() -> jiff::Timestamp {
-        "2026-04-10T12:00:00Z".parse().unwrap()
+        "2026-04-10T12:00:00.123456Z".parse().unwrap()
     }
 
     fn gen(doc: &str) -> Generated {
@@ -1435,6 +1486,7 @@ mod tests {
             success_re(),
             failure_re(),
             exists_re(),
+            capability_re(),
             file_word_re(),
             dir_word_re(),
             command_word_re(),
@@ -1909,6 +1961,23 @@ mod tests {
     }
 
     #[test]
+    fn title_and_comments_are_not_sections() {
+        let doc = "# SPRINT-004: Prerequisites cleanup\n\n## Context\n\n- `make` installed\n\n\
+                   ## Done criteria\n\n- `make check` passes <!-- was: make test -->\n\
+                   <!--\n- `old.txt` exists\n-->\n- `new.txt` exists\n";
+        let g = gen(doc);
+        assert!(g.contract.environment_prerequisites.is_empty());
+        let ids: Vec<&str> = g
+            .contract
+            .dod
+            .checks
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect();
+        assert_eq!(ids, vec!["make-check-passes", "new-txt-exists"]);
+    }
+
+    #[test]
     fn duplicate_items_get_unique_ids() {
         let g = gen("# SPRINT-001\n## Done criteria\n- `cargo test` passes\n- `cargo test` passes\n- `cargo test` passes\n");
         let ids: Vec<&str> = g
@@ -2022,6 +2091,7 @@ mod tests {
                     json!({"path": "dist", "type": "dir"}),
                 )),
             ),
+            ("`docs/` 에서 확인할 수 있다", None),
             (
                 "`dist/` 디렉터리가 있다",
                 Some((
@@ -2041,7 +2111,8 @@ mod tests {
 
     #[test]
     fn prerequisite_heuristics() {
-        let cases: &[(&str, Option<(&str, PrereqKind, Value)>)] = &[
+        type Want = Option<(&'static str, PrereqKind, Value)>;
+        let cases: &[(&str, Want)] = &[
             (
                 "`${HOME}` set",
                 Some(("HOME", PrereqKind::EnvVar, json!({"name": "HOME"}))),

@@ -42,7 +42,9 @@ pub fn contract_ref(sprint: &str) -> String {
 
 /// Where a sprint's draft lives in the work tree.
 pub fn draft_path(root: &Path, sprint: &str) -> PathBuf {
-    root.join(".rails").join("contracts").join(format!("{sprint}.json"))
+    root.join(".rails")
+        .join("contracts")
+        .join(format!("{sprint}.json"))
 }
 
 /// Refuses a sprint id that cannot be a ref component or a file name.
@@ -87,7 +89,7 @@ pub fn load_draft(root: &Path, sprint: &str) -> Result<(PathBuf, Contract)> {
         }
         Err(e) => return Err(Error::internal(format!("reading {}: {e}", path.display()))),
     };
-    let contract = parse_for(&bytes, sprint).map_err(|p| {
+    let contract = parse_for(&bytes, sprint, Some(root)).map_err(|p| {
         problems_error(
             &format!("the draft {}", rel(root, &path)),
             &p,
@@ -98,12 +100,19 @@ pub fn load_draft(root: &Path, sprint: &str) -> Result<(PathBuf, Contract)> {
 }
 
 /// Parses a contract document that must belong to `sprint`.
-pub fn parse_for(bytes: &[u8], sprint: &str) -> std::result::Result<Contract, Vec<Problem>> {
-    let contract = schema::parse(bytes)?;
+pub fn parse_for(
+    bytes: &[u8],
+    sprint: &str,
+    root: Option<&Path>,
+) -> std::result::Result<Contract, Vec<Problem>> {
+    let contract = schema::parse_at(bytes, root)?;
     if contract.sprint_id != sprint {
         return Err(vec![Problem {
             path: "sprintId".into(),
-            message: format!("{:?} does not match the sprint {sprint}", contract.sprint_id),
+            message: format!(
+                "{:?} does not match the sprint {sprint}",
+                contract.sprint_id
+            ),
         }]);
     }
     Ok(contract)
@@ -129,7 +138,11 @@ fn frozen_from(store: &Store, sprint: &str, info: &CommitInfo) -> Result<Frozen>
         })?;
     let contract = schema::parse(&bytes).map_err(|p| {
         problems_error(
-            &format!("the frozen contract {} at {}", contract_ref(sprint), info.id),
+            &format!(
+                "the frozen contract {} at {}",
+                contract_ref(sprint),
+                info.id
+            ),
             &p,
             "the record was written by another tool or damaged; inspect it with `git show`",
         )

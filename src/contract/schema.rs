@@ -528,27 +528,40 @@ fn serde_problem(path: String, message: &str) -> Problem {
             .next()
             .map(|s| s.trim_start_matches(", "))
             .unwrap_or("");
-        return Problem::new(
-            join_path(&path, field),
-            format!("unknown key ({expected})").replace(" ()", ""),
-        );
+        // serde_path_to_error already ends the path with the unknown key.
+        let at = if path == field || path.ends_with(&format!(".{field}")) {
+            path
+        } else {
+            join_path(&path, field)
+        };
+        return Problem::new(at, format!("unknown key ({expected})").replace(" ()", ""));
     }
     Problem::new(path, message)
 }
 
 /// Parses a contract document, reporting every problem with its JSON path.
 pub fn parse(bytes: &[u8]) -> Result<Contract, Vec<Problem>> {
+    parse_at(bytes, None)
+}
+
+/// Like [`parse`]; with the repository's top level, files the contract names (an
+/// `artifact_schema`'s schema) are read too, to refuse a schema that accepts everything.
+pub fn parse_at(bytes: &[u8], root: Option<&Path>) -> Result<Contract, Vec<Problem>> {
     let value: Value = serde_json::from_slice(bytes).map_err(|e| {
         vec![Problem::new(
             "",
-            format!("not valid JSON: {e} (line {}, column {})", e.line(), e.column()),
+            format!(
+                "not valid JSON: {e} (line {}, column {})",
+                e.line(),
+                e.column()
+            ),
         )]
     })?;
     if !value.is_object() {
         return Err(vec![Problem::new("", "a contract is a JSON object")]);
     }
     let contract: Contract = typed(&value, "").map_err(|p| vec![p])?;
-    let problems = contract.problems();
+    let problems = contract.problems_at(root);
     if problems.is_empty() {
         Ok(contract)
     } else {
@@ -585,6 +598,11 @@ impl Contract {
     /// Everything serde cannot see: per-kind specs, ids, duplicates, regexes, globs, and
     /// checks that cannot fail.
     pub fn problems(&self) -> Vec<Problem> {
+        self.problems_at(None)
+    }
+
+    /// [`Contract::problems`], reading the files the contract names below `root` when given.
+    pub fn problems_at(&self, root: Option<&Path>) -> Vec<Problem> {
         let mut out = Vec::new();
         if ulid::Ulid::from_string(&self.id).is_err() {
             out.push(Problem::new("id", format!("{:?} is not a ULID", self.id)));
@@ -631,7 +649,7 @@ impl Contract {
             }
             match CheckSpec::parse(check.kind, &check.spec, &format!("{at}.spec")) {
                 Err(p) => out.push(p),
-                Ok(spec) => out.extend(spec_problems(&spec, &format!("{at}.spec"))),
+                Ok(spec) => out.extend(spec_problems(&spec, &format!("{at}.spec"), root)),
             }
         }
         for (i, p) in self.environment_prerequisites.iter().enumerate() {
@@ -702,7 +720,7 @@ fn url_problem(at: &str, url: &str) -> Option<Problem> {
 }
 
 /// Per-kind checks beyond the shape, including checks that cannot fail.
-fn spec_problems(spec: &CheckSpec, at: &str) -> Vec<Problem> {
+fn spec_problems(spec: &CheckSpec, at: &str, root: Option<&Path>) -> Vec<Problem> {
     let mut out = Vec::new();
     match spec {
         CheckSpec::CommandSuccess(c) => {
@@ -755,9 +773,10 @@ fn spec_problems(spec: &CheckSpec, at: &str) -> Vec<Problem> {
             }
         }
         CheckSpec::DbQuery(d) => match d.driver {
-            DbDriver::Sqlite if d.path.is_none() => {
-                out.push(Problem::new(format!("{at}.path"), "missing (sqlite needs a path)"))
-            }
+            DbDriver::Sqlite if d.path.is_none() => out.push(Problem::new(
+                format!("{at}.path"),
+                "missing (sqlite needs a path)",
+            )),
             DbDriver::Postgres if d.url.is_none() => out.push(Problem::new(
                 format!("{at}.url"),
                 "missing (postgres needs a url)",
@@ -773,12 +792,16 @@ fn spec_problems(spec: &CheckSpec, at: &str) -> Vec<Problem> {
         },
         CheckSpec::ArtifactSchema(a) => {
             // The schema file is read when it is there: one that accepts everything is refused.
-            if let Ok(bytes) = std::fs::read(Path::new(&a.schema)) {
+            let file = root.map(|r| r.join(&a.schema));
+            if let Some(Ok(bytes)) = file.map(std::fs::read) {
                 if let Ok(schema) = serde_json::from_slice::<Value>(&bytes) {
                     if accepts_everything(&schema) {
                         out.push(Problem::new(
                             format!("{at}.schema"),
-                            format!("{} accepts every document, so this check cannot fail", a.schema),
+                            format!(
+                                "{} accepts every document, so this check cannot fail",
+                                a.schema
+                            ),
                         ));
                     }
                 }
@@ -853,7 +876,10 @@ mod tests {
         let mut v = base();
         v["dod"]["checks"][0]["bogus"] = serde_json::json!(1);
         let p = problems(v);
-        assert!(p[0].starts_with("dod.checks[0].bogus: unknown key"), "{p:?}");
+        assert!(
+            p[0].starts_with("dod.checks[0].bogus: unknown key"),
+            "{p:?}"
+        );
     }
 
     #[test]
@@ -861,6 +887,9 @@ mod tests {
         let mut v = base();
         v["dod"]["checks"][0]["blocking"] = serde_json::json!("yes");
         let p = problems(v);
-        assert!(p[0].starts_with("dod.checks[0].blocking: invalid type"), "{p:?}");
+        assert!(
+            p[0].starts_with("dod.checks[0].blocking: invalid type"),
+            "{p:?}"
+        );
     }
 }

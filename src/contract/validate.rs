@@ -250,7 +250,13 @@ fn spec_error(problem: &str) -> checks::Outcome {
 fn changed_since(store: &Store, base: Option<ObjectId>, _root: &Path) -> Result<Vec<String>> {
     let mut paths = Vec::new();
     if let Some(base) = base {
-        let out = store.git(&["diff", "--name-only", "-z", "--no-renames", &base.to_string()])?;
+        let out = store.git(&[
+            "diff",
+            "--name-only",
+            "-z",
+            "--no-renames",
+            &base.to_string(),
+        ])?;
         paths.extend(out.split('\0').filter(|s| !s.is_empty()).map(String::from));
     }
     let out = store.git(&["ls-files", "-z", "--others", "--exclude-standard"])?;
@@ -279,7 +285,10 @@ fn non_goal_entry(i: usize, goal: &NonGoal, changed: &[String]) -> Result<Entry>
         return Err(Error::internal("non-goal without paths"));
     };
     let set = glob_matcher(&p.paths)?;
-    let touched: Vec<&String> = changed.iter().filter(|c| set.is_match(c.as_str())).collect();
+    let touched: Vec<&String> = changed
+        .iter()
+        .filter(|c| set.is_match(c.as_str()))
+        .collect();
     let (status, summary) = if touched.is_empty() {
         (Status::Pass, "no change touches its paths".to_string())
     } else {

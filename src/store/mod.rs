@@ -160,9 +160,7 @@ impl Store {
             Error::refused(format!("cannot resolve revision {rev:?}: {e:#}"))
                 .hint("name a commit, branch or tag that exists (see `git log --oneline`)")
         })?;
-        let object = id
-            .object()
-            .ctx(format!("reading the object of {rev}"))?;
+        let object = id.object().ctx(format!("reading the object of {rev}"))?;
         let commit = object.peel_to_commit().map_err(|e| {
             Error::refused(format!("revision {rev:?} does not name a commit: {e:#}"))
         })?;
@@ -175,7 +173,9 @@ impl Store {
             .repo
             .find_commit(commit)
             .ctx(format!("reading commit {commit}"))?;
-        Ok(c.tree_id().ctx(format!("reading the tree of {commit}"))?.detach())
+        Ok(c.tree_id()
+            .ctx(format!("reading the tree of {commit}"))?
+            .detach())
     }
 
     /// Where a ref points now, without peeling.
@@ -195,7 +195,8 @@ impl Store {
             .ctx(format!("listing refs under {prefix}"))?;
         let mut out = Vec::new();
         for r in iter {
-            let r = r.map_err(|e| Error::internal(format!("listing refs under {prefix}: {e:#}")))?;
+            let r =
+                r.map_err(|e| Error::internal(format!("listing refs under {prefix}: {e:#}")))?;
             let full = r.name().as_bstr().to_str_lossy().into_owned();
             if let (Some(rest), Some(id)) = (full.strip_prefix(prefix), r.try_id()) {
                 out.push((rest.to_string(), id.detach()));
@@ -210,17 +211,17 @@ impl Store {
             .repo
             .find_commit(id)
             .ctx(format!("reading commit {id}"))?;
-        let tree = c.tree_id().ctx(format!("reading the tree of {id}"))?.detach();
+        let tree = c
+            .tree_id()
+            .ctx(format!("reading the tree of {id}"))?
+            .detach();
         let parents = c.parent_ids().map(|p| p.detach()).collect();
         let message = c
             .message_raw()
             .ctx(format!("reading the message of {id}"))?
             .to_str_lossy()
             .into_owned();
-        let time = c
-            .time()
-            .ctx(format!("reading the time of {id}"))?
-            .seconds;
+        let time = c.time().ctx(format!("reading the time of {id}"))?.seconds;
         Ok(CommitInfo {
             id,
             tree,
@@ -306,10 +307,7 @@ impl Store {
             .edit_tree(base_tree)
             .ctx("preparing a record tree")?;
         for (path, bytes) in files {
-            let blob = self
-                .repo
-                .write_blob(bytes)
-                .ctx(format!("writing {path}"))?;
+            let blob = self.repo.write_blob(bytes).ctx(format!("writing {path}"))?;
             editor
                 .upsert(path.as_str(), EntryKind::Blob, blob)
                 .ctx(format!("adding {path} to the record tree"))?;
@@ -377,8 +375,9 @@ impl Store {
                 .with_commit_message("Notes added by 'git-rails'");
             match notes.replace(notes_ref, target, new) {
                 Ok(_) => return Ok(()),
-                Err(e) if format!("{e:#}").contains("changed to")
-                    || format!("{e:#}").contains("already exists") =>
+                Err(e)
+                    if format!("{e:#}").contains("changed to")
+                        || format!("{e:#}").contains("already exists") =>
                 {
                     std::thread::sleep(std::time::Duration::from_millis(5));
                 }

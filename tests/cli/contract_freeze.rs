@@ -6,7 +6,10 @@ use crate::harness::{check, TestRepo};
 use serde_json::json;
 
 fn one_check(repo: &TestRepo, sprint: &str, path: &str) {
-    repo.draft(sprint, json!([check("a", "file_exists", json!({"path": path}))]));
+    repo.draft(
+        sprint,
+        json!([check("a", "file_exists", json!({"path": path}))]),
+    );
 }
 
 #[test]
@@ -21,10 +24,18 @@ fn freeze_creates_the_ref_once_and_makes_the_draft_read_only() {
     let stored = repo.git(&["show", "refs/rails/contracts/SPRINT-001:contract.json"]);
     let v: serde_json::Value = serde_json::from_str(&stored).unwrap();
     assert_eq!(v["sprintId"], "SPRINT-001");
-    let msg = repo.git(&["log", "-1", "--format=%B", "refs/rails/contracts/SPRINT-001"]);
+    let msg = repo.git(&[
+        "log",
+        "-1",
+        "--format=%B",
+        "refs/rails/contracts/SPRINT-001",
+    ]);
     assert!(msg.contains("Rails-Sprint: SPRINT-001"), "{msg}");
     assert!(msg.contains("Rails-Contract-Version: v1"), "{msg}");
-    assert!(msg.contains(&format!("Rails-Base: {}", head.trim())), "{msg}");
+    assert!(
+        msg.contains(&format!("Rails-Base: {}", head.trim())),
+        "{msg}"
+    );
     let mode = std::fs::metadata(repo.path().join(".rails/contracts/SPRINT-001.json"))
         .unwrap()
         .permissions()
@@ -37,7 +48,10 @@ fn freeze_creates_the_ref_once_and_makes_the_draft_read_only() {
         .stderr_has("SPRINT-001 is already frozen at v1")
         .stderr_has("git rails contract edit SPRINT-001 --next")
         .stderr_has("--bump");
-    assert_eq!(repo.git(&["rev-parse", "refs/rails/contracts/SPRINT-001"]), tip);
+    assert_eq!(
+        repo.git(&["rev-parse", "refs/rails/contracts/SPRINT-001"]),
+        tip
+    );
 }
 
 #[test]
@@ -77,10 +91,14 @@ fn bump_adds_versions_on_top_and_history_lists_them() {
     )
     .ok()
     .stdout_has("freeze S --bump");
-    repo.rails(&["contract", "freeze", "S", "--bump"]).ok().stdout_has("S v1.1");
+    repo.rails(&["contract", "freeze", "S", "--bump"])
+        .ok()
+        .stdout_has("S v1.1");
 
     one_check(&repo, "S", "c.txt");
-    repo.rails(&["contract", "freeze", "S", "--bump"]).ok().stdout_has("S v1.2");
+    repo.rails(&["contract", "freeze", "S", "--bump"])
+        .ok()
+        .stdout_has("S v1.2");
 
     // v1 is untouched: the chain is v1 <- v1.1 <- v1.2.
     let chain = repo.git(&["rev-list", "--first-parent", "refs/rails/contracts/S"]);
@@ -106,28 +124,43 @@ fn bump_adds_versions_on_top_and_history_lists_them() {
         .collect();
     assert_eq!(versions, ["v1", "v1.1", "v1.2"]);
 
-    let show = repo.rails(&["contract", "show", "S", "--version", "v1", "--json"]).json();
+    let show = repo
+        .rails(&["contract", "show", "S", "--version", "v1", "--json"])
+        .json();
     assert_eq!(show["schema"], "rails-contract/v1");
     assert_eq!(show["version"], "v1");
-    assert_eq!(show["contract"]["dod"]["checks"][0]["spec"]["path"], "a.txt");
+    assert_eq!(
+        show["contract"]["dod"]["checks"][0]["spec"]["path"],
+        "a.txt"
+    );
     let newest = repo.rails(&["contract", "show", "S", "--json"]).json();
     assert_eq!(newest["version"], "v1.2");
-    assert_eq!(newest["contract"]["dod"]["checks"][0]["spec"]["path"], "c.txt");
+    assert_eq!(
+        newest["contract"]["dod"]["checks"][0]["spec"]["path"],
+        "c.txt"
+    );
     repo.rails(&["contract", "show", "S", "--version", "v9"])
         .code(65)
         .stderr_has("S has no version v9 (versions: v1, v1.1, v1.2)");
-    repo.rails(&["contract", "show", "S"]).ok().stdout_has("Contract S v1.2 [feature]");
+    repo.rails(&["contract", "show", "S"])
+        .ok()
+        .stdout_has("Contract S v1.2 [feature]");
 }
 
 #[test]
 fn list_shows_every_frozen_sprint() {
     let repo = TestRepo::new();
-    repo.rails(&["contract", "list"]).ok().stderr_has("no frozen contracts yet");
+    repo.rails(&["contract", "list"])
+        .ok()
+        .stderr_has("no frozen contracts yet");
     one_check(&repo, "A-1", "a.txt");
     one_check(&repo, "B-2", "b.txt");
     repo.rails(&["contract", "freeze", "A-1"]).ok();
     repo.rails(&["contract", "freeze", "B-2"]).ok();
-    repo.rails(&["contract", "list"]).ok().stdout_has("A-1").stdout_has("B-2");
+    repo.rails(&["contract", "list"])
+        .ok()
+        .stdout_has("A-1")
+        .stdout_has("B-2");
     let j = repo.rails(&["contract", "list", "--json"]).json();
     assert_eq!(j["sprints"].as_array().unwrap().len(), 2);
     assert_eq!(j["sprints"][0]["version"], "v1");
@@ -141,13 +174,22 @@ fn edit_checks_the_draft_on_save_and_keeps_it() {
         .stderr_has("git rails contract generate");
     one_check(&repo, "S", "a.txt");
     let editor = repo.path().join("ed.sh");
-    std::fs::write(&editor, "#!/bin/sh\nsed -i 's/\"file_exists\"/\"no_such_kind\"/' \"$1\"\n").unwrap();
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nsed -i 's/\"file_exists\"/\"no_such_kind\"/' \"$1\"\n",
+    )
+    .unwrap();
     std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
-    repo.rails_env(&["contract", "edit", "S"], &[("VISUAL", editor.to_str().unwrap())])
-        .code(65)
-        .stderr_has("dod.checks[0].kind")
-        .stderr_has("git rails contract edit S");
-    assert!(repo.read(".rails/contracts/S.json").contains("no_such_kind"));
+    repo.rails_env(
+        &["contract", "edit", "S"],
+        &[("VISUAL", editor.to_str().unwrap())],
+    )
+    .code(65)
+    .stderr_has("dod.checks[0].kind")
+    .stderr_has("git rails contract edit S");
+    assert!(repo
+        .read(".rails/contracts/S.json")
+        .contains("no_such_kind"));
     // A failing editor leaves the draft and says so.
     repo.rails_env(&["contract", "edit", "S"], &[("EDITOR", "false")])
         .code(65)
@@ -157,7 +199,9 @@ fn edit_checks_the_draft_on_save_and_keeps_it() {
 #[test]
 fn a_sprint_id_that_cannot_be_a_ref_is_a_usage_error() {
     let repo = TestRepo::new();
-    repo.rails(&["contract", "freeze", "../x"]).code(64).stderr_has("sprint id");
+    repo.rails(&["contract", "freeze", "../x"])
+        .code(64)
+        .stderr_has("sprint id");
     repo.rails(&["contract", "show", "a b"]).code(64);
 }
 
@@ -173,5 +217,6 @@ fn a_draft_of_another_sprint_is_refused() {
     repo.rails(&["contract", "freeze", "T"])
         .code(65)
         .stderr_has("sprintId: \"S\" does not match the sprint T");
-    repo.git_run(&["rev-parse", "--verify", "-q", "refs/rails/contracts/T"]).code(1);
+    repo.git_run(&["rev-parse", "--verify", "-q", "refs/rails/contracts/T"])
+        .code(1);
 }

@@ -6,7 +6,9 @@ use serde_json::json;
 #[test]
 fn usage_errors_exit_64() {
     let repo = TestRepo::new();
-    repo.rails(&["contract", "freeze"]).code(64).stderr_has("required");
+    repo.rails(&["contract", "freeze"])
+        .code(64)
+        .stderr_has("required");
     repo.rails(&["contract", "show", "S", "--bogus"]).code(64);
     repo.rails(&["nonsense"]).code(64);
     repo.rails(&[]).code(64);
@@ -17,7 +19,9 @@ fn usage_errors_exit_64() {
 fn help_and_version_exit_0() {
     let repo = TestRepo::new();
     repo.rails(&["--help"]).ok().stdout_has("contract");
-    repo.rails(&["--version"]).ok().stdout_has(env!("CARGO_PKG_VERSION"));
+    repo.rails(&["--version"])
+        .ok()
+        .stdout_has(env!("CARGO_PKG_VERSION"));
     repo.spar(&["--help"]).ok().stdout_has("reviewers");
 }
 
@@ -34,7 +38,11 @@ fn git_finds_the_subcommands_on_path() {
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["schema"], "rails-contract-list/v1");
 }
@@ -50,29 +58,75 @@ fn outside_a_repository_is_refused_with_the_next_step() {
         .unwrap();
     assert_eq!(out.status.code(), Some(65));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.starts_with("git-rails: not in a git repository"), "{err}");
+    assert!(
+        err.starts_with("git-rails: not in a git repository"),
+        "{err}"
+    );
     assert!(err.contains("hint: "), "{err}");
 }
 
 #[test]
 fn reports_append_to_notes_that_git_reads_across_fanout() {
     let repo = TestRepo::new();
-    // 80 commits with notes written by git itself, so the notes tree is fanned out.
-    for i in 0..80 {
-        repo.git(&["commit", "-q", "--allow-empty", "-m", &format!("c{i}")]);
-        repo.git(&["notes", "--ref=rails", "add", "-m", &format!("git note {i}"), "HEAD"]);
+    // 300 commits with notes written by git fast-import, which fans the notes tree out.
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    let mut stream = String::new();
+    for i in 1..=300 {
+        let from = if i == 1 {
+            format!("from {}", head.trim())
+        } else {
+            String::new()
+        };
+        stream.push_str(&format!(
+            "commit refs/heads/main\nmark :{i}\ncommitter T <t@example.invalid> {} +0000\ndata 4\nc{:03}\n{from}\n",
+            1_700_000_000 + i,
+            i % 1000
+        ));
     }
+    stream.push_str("commit refs/notes/rails\ncommitter T <t@example.invalid> 1700009999 +0000\ndata 5\nnotes\n");
+    for i in 1..=300 {
+        let text = format!("git note {i}\n");
+        stream.push_str(&format!("N inline :{i}\ndata {}\n{text}", text.len()));
+    }
+    stream.push('\n');
+    let mut child = std::process::Command::new("git")
+        .args(["fast-import", "--quiet"])
+        .current_dir(repo.path())
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stream.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    repo.git(&["reset", "-q", "--hard", "main"]);
     let tree = repo.git(&["ls-tree", "refs/notes/rails"]);
-    assert!(tree.lines().any(|l| l.contains(" tree ")), "expected a fanned-out notes tree:\n{tree}");
+    assert!(
+        tree.lines().any(|l| l.contains(" tree ")),
+        "expected a fanned-out notes tree:\n{tree}"
+    );
     repo.write("a.txt", "alpha\n");
-    repo.draft("S", json!([check("a", "file_exists", json!({"path": "a.txt"}))]));
+    repo.draft(
+        "S",
+        json!([check("a", "file_exists", json!({"path": "a.txt"}))]),
+    );
     repo.rails(&["contract", "freeze", "S"]).ok();
     repo.rails(&["contract", "validate", "S"]).ok();
     repo.rails(&["contract", "validate", "S"]).ok();
     let note = repo.git(&["notes", "--ref=rails", "show", "HEAD"]);
-    assert!(note.starts_with("git note 79\n\nrails validate S v1"), "{note}");
+    assert!(
+        note.starts_with("git note 300\n\nrails validate S v1"),
+        "{note}"
+    );
     assert_eq!(note.matches("rails validate S v1").count(), 2, "{note}");
-    assert_eq!(repo.git(&["notes", "--ref=rails", "list"]).lines().count(), 80);
+    assert_eq!(
+        repo.git(&["notes", "--ref=rails", "list"]).lines().count(),
+        300
+    );
     repo.git(&["fsck", "--no-progress"]);
     // The note's last line is the machine-readable report.
     let last = note.lines().last().unwrap();
@@ -85,7 +139,10 @@ fn reports_append_to_notes_that_git_reads_across_fanout() {
 fn concurrent_freezes_one_wins_nothing_is_lost() {
     let repo = TestRepo::new();
     repo.write("a.txt", "alpha\n");
-    repo.draft("S", json!([check("a", "file_exists", json!({"path": "a.txt"}))]));
+    repo.draft(
+        "S",
+        json!([check("a", "file_exists", json!({"path": "a.txt"}))]),
+    );
     let children: Vec<_> = (0..6)
         .map(|_| {
             std::process::Command::new(bin("git-rails"))
@@ -106,5 +163,9 @@ fn concurrent_freezes_one_wins_nothing_is_lost() {
         .collect();
     assert_eq!(codes.iter().filter(|c| **c == 0).count(), 1, "{codes:?}");
     assert_eq!(codes.iter().filter(|c| **c == 65).count(), 5, "{codes:?}");
-    assert_eq!(repo.git(&["rev-list", "--count", "refs/rails/contracts/S"]).trim(), "1");
+    assert_eq!(
+        repo.git(&["rev-list", "--count", "refs/rails/contracts/S"])
+            .trim(),
+        "1"
+    );
 }

@@ -97,7 +97,14 @@ impl TestRepo {
     }
 
     fn env(&self, cmd: &mut std::process::Command) {
-        for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_NOTES_REF", "VISUAL", "EDITOR"] {
+        for var in [
+            "GIT_DIR",
+            "GIT_WORK_TREE",
+            "GIT_INDEX_FILE",
+            "GIT_NOTES_REF",
+            "VISUAL",
+            "EDITOR",
+        ] {
             cmd.env_remove(var);
         }
         cmd.current_dir(self.path())
@@ -161,6 +168,17 @@ impl TestRepo {
         Run::from(cmd.output().unwrap())
     }
 
+    /// Runs `git-rails` from a subfolder of the work tree.
+    pub fn rails_in(&self, sub: &str, args: &[&str]) -> Run {
+        let mut cmd = std::process::Command::new(bin("git-rails"));
+        cmd.args(args);
+        self.env(&mut cmd);
+        let dir = self.path().join(sub);
+        std::fs::create_dir_all(&dir).unwrap();
+        cmd.current_dir(dir);
+        Run::from(cmd.output().unwrap())
+    }
+
     pub fn rails(&self, args: &[&str]) -> Run {
         self.rails_env(args, &[])
     }
@@ -215,4 +233,47 @@ pub fn contract(sprint: &str, checks: Value) -> Value {
 /// One check.
 pub fn check(id: &str, kind: &str, spec: Value) -> Value {
     json!({"id": id, "description": format!("{id} holds"), "kind": kind, "spec": spec})
+}
+
+/// A real HTTP/1.1 server on loopback answering every request with `status`, for a bounded
+/// time; it stops by itself.
+pub fn http_server(status: u16) -> u16 {
+    http_server_after(status, std::time::Duration::ZERO)
+}
+
+/// Like [`http_server`], but it starts listening only after `delay` (a server that is starting).
+pub fn http_server_after(status: u16, delay: std::time::Duration) -> u16 {
+    use std::io::{Read, Write};
+    let port = free_port();
+    std::thread::spawn(move || {
+        std::thread::sleep(delay);
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while std::time::Instant::now() < until {
+            match listener.accept() {
+                Ok((mut s, _)) => {
+                    s.set_nonblocking(false).unwrap();
+                    s.set_read_timeout(Some(std::time::Duration::from_secs(2)))
+                        .unwrap();
+                    let mut buf = [0u8; 4096];
+                    let _ = s.read(&mut buf);
+                    let body = format!("status {status}\n");
+                    let _ = write!(
+                        s,
+                        "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                }
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            }
+        }
+    });
+    port
+}
+
+/// A TCP port that nothing listens on right now.
+pub fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    l.local_addr().unwrap().port()
 }

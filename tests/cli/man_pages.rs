@@ -7,7 +7,9 @@ fn man_pages_are_current() {
     let pages = rails_spar::cli::man::pages();
     assert!(pages.iter().any(|(n, _)| n == "git-rails.1"));
     assert!(pages.iter().any(|(n, _)| n == "git-spar.1"));
-    assert!(pages.iter().any(|(n, _)| n == "git-rails-contract-freeze.1"));
+    assert!(pages
+        .iter()
+        .any(|(n, _)| n == "git-rails-contract-freeze.1"));
     if std::env::var_os("UPDATE_MAN").is_some() {
         std::fs::create_dir_all(&dir).unwrap();
         for (name, bytes) in &pages {
@@ -21,7 +23,8 @@ fn man_pages_are_current() {
             _ => stale.push(name.clone()),
         }
     }
-    let expected: std::collections::BTreeSet<String> = pages.iter().map(|(n, _)| n.clone()).collect();
+    let expected: std::collections::BTreeSet<String> =
+        pages.iter().map(|(n, _)| n.clone()).collect();
     for entry in std::fs::read_dir(&dir).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
         if !expected.contains(&name) {
