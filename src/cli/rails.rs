@@ -210,6 +210,15 @@ fn cmd_generate(a: GenerateArgs) -> Result<Outcome> {
         next_version = Some(contract::next_version(&f.version));
     }
     store::atomic_write_mode(&path, &generated.contract.to_canonical_json(), Some(0o644))?;
+    // Manual checks point at the sprint's checklist; start it when there is none yet.
+    let mut checklist = None;
+    if let Some(md) = generated.checklist_markdown() {
+        let cl = root.join(generate::checklist_path(&sprint));
+        if !cl.exists() {
+            store::atomic_write_mode(&cl, md.as_bytes(), Some(0o644))?;
+            checklist = Some(contract::rel(&root, &cl));
+        }
+    }
     if a.json {
         super::print_json(&json!({
             "schema": "rails-generate/v1",
@@ -221,6 +230,7 @@ fn cmd_generate(a: GenerateArgs) -> Result<Outcome> {
                 "section": m.section, "text": m.text, "checkId": m.check_id
             })).collect::<Vec<_>>(),
             "warnings": generated.warnings,
+            "checklistWritten": checklist,
         }))?;
     } else {
         let c = &generated.contract;
@@ -241,6 +251,9 @@ fn cmd_generate(a: GenerateArgs) -> Result<Outcome> {
             for m in &generated.manual_items {
                 println!("  {} [{}]: {}", m.check_id, m.section, m.text);
             }
+        }
+        if let Some(cl) = &checklist {
+            println!("wrote {cl}: tick its items when a person has checked them");
         }
         for w in &generated.warnings {
             println!("warning: {w}");

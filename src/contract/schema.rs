@@ -89,9 +89,6 @@ pub enum ReviewerProfile {
 fn yes() -> bool {
     true
 }
-fn is_true(b: &bool) -> bool {
-    *b
-}
 
 /// The contract document. Field names follow the seed's camelCase spelling.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -176,7 +173,7 @@ pub struct Check {
     pub description: String,
     pub kind: CheckKind,
     pub spec: Value,
-    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    #[serde(default = "yes")]
     pub blocking: bool,
     /// Globs of the paths the check is about (evidence staleness looks only there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -696,7 +693,8 @@ impl Contract {
         out
     }
 
-    /// Canonical bytes: pretty JSON with every default written out, ending in a newline.
+    /// Canonical bytes: pretty JSON with the contract-level defaults (`blocking`, `approvalGates`,
+    /// runtime `timeoutMs` and `expectExitCode`) written out, ending in a newline.
     pub fn to_canonical_json(&self) -> Vec<u8> {
         let mut v = serde_json::to_vec_pretty(self).unwrap_or_default();
         v.push(b'\n');

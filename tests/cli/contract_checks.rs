@@ -426,3 +426,62 @@ fn env_var_values_never_reach_the_report() {
         .git(&["notes", "--ref=rails", "show", "HEAD"])
         .contains("hunter2"));
 }
+
+/// PostgreSQL runs when `.ci/run` could install and start it; it exports
+/// `RAILS_TEST_POSTGRES_URL`. Without it the test says so and checks only the refusal path.
+#[test]
+fn db_query_against_a_real_postgres() {
+    let repo = TestRepo::new();
+    let Ok(url) = std::env::var("RAILS_TEST_POSTGRES_URL") else {
+        eprintln!("RAILS_TEST_POSTGRES_URL is not set: skipping the live PostgreSQL part");
+        let r = fails(
+            &repo,
+            "db_query",
+            json!({"driver": "postgres", "url": format!("postgres://u:p@127.0.0.1:{}/db", free_port()), "query": "SELECT 1", "expect": {"op": "==", "value": 1}}),
+        );
+        assert!(r["summary"].as_str().unwrap().contains("cannot connect"));
+        return;
+    };
+    let schema = format!("rails_test_{}", std::process::id());
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client
+        .batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema};
+             CREATE TABLE {schema}.settings (k text, v text);
+             INSERT INTO {schema}.settings VALUES ('theme', 'dark'), ('lang', 'ko');"
+        ))
+        .unwrap();
+    let count = format!("SELECT COUNT(*) FROM {schema}.settings");
+    let r = passes(
+        &repo,
+        "db_query",
+        json!({"driver": "postgres", "url": url, "query": count, "expect": {"op": "==", "value": 2}}),
+    );
+    assert_eq!(r["evidence"]["value"], "2");
+    passes(
+        &repo,
+        "db_query",
+        json!({"driver": "postgres", "url": url, "query": format!("SELECT v FROM {schema}.settings WHERE k = 'lang'"), "expect": {"op": "==", "value": "ko"}}),
+    );
+    fails(
+        &repo,
+        "db_query",
+        json!({"driver": "postgres", "url": url, "query": count, "expect": {"op": ">", "value": 2}}),
+    );
+    fails(
+        &repo,
+        "db_query",
+        json!({"driver": "postgres", "url": url, "query": format!("SELECT COUNT(*) FROM {schema}.users"), "expect": {"op": ">=", "value": 1}}),
+    );
+    // The session is read-only: a query that writes fails and changes nothing.
+    fails(
+        &repo,
+        "db_query",
+        json!({"driver": "postgres", "url": url, "query": format!("INSERT INTO {schema}.settings VALUES ('x', 'y') RETURNING 1"), "expect": {"op": "==", "value": 1}}),
+    );
+    let n: i64 = client.query_one(&count, &[]).unwrap().get(0);
+    assert_eq!(n, 2);
+    client
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .unwrap();
+}
