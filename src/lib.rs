@@ -1,6 +1,7 @@
 //! rails + spar: "done" means something a machine checked, recorded in git.
 //!
 //! - [`contract`]: frozen, versioned sprint contracts and their validation.
+//! - [`evidence`]: failing-first evidence cycles per criterion, status and the gate.
 //! - [`store`]: every read and write of git objects, refs, notes and record files.
 //! - [`process`]: running shell commands with timeouts that kill the whole process group.
 //! - [`cli`]: argument parsing and rendering; the only code that prints.
@@ -11,5 +12,6 @@
 pub mod cli;
 pub mod contract;
 pub mod error;
+pub mod evidence;
 pub mod process;
 pub mod store;

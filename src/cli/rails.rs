@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::json;
 
 use crate::contract::{self, generate, junit, schema, validate};
+use crate::evidence::{self, gate, Transition};
 use crate::error::{Context, Error, Outcome, Result};
 use crate::store::{self, Store};
 
@@ -33,6 +34,75 @@ pub enum RailsCommand {
     /// Draft, freeze, validate and inspect sprint contracts
     #[command(subcommand)]
     Contract(ContractCommand),
+    /// Record failing-first evidence for a criterion: red, green, surface, cleanup, reopen, recheck
+    ///
+    /// Each criterion is a DoD check of the newest frozen contract. `red` and `green` run the
+    /// check and record only an observed failure or pass; `surface` says where a person sees
+    /// the result; `cleanup` is a teardown receipt; `reopen` archives a surfaced cycle;
+    /// `recheck` re-binds a surfaced criterion to a newer tree.
+    #[command(subcommand)]
+    Evidence(EvidenceCommand),
+    /// Show every criterion, its records, missing receipts and stale criteria
+    Status(StatusArgs),
+    /// Exit 0 when the sprint is done, 2 when not (with each missing step), other codes when
+    /// it could not decide
+    Gate(GateArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EvidenceCommand {
+    /// Run the check and record it only if it fails (from pending or red)
+    Red(EvidenceArgs),
+    /// Run the check and record it only if it passes (from red); binds the criterion to the tree
+    Green(EvidenceArgs),
+    /// Record where a person sees the result (after green; review proofs straight from pending)
+    Surface(EvidenceArgs),
+    /// Record a teardown receipt: what was started and stopped, or "nothing was started"
+    Cleanup(EvidenceArgs),
+    /// Archive a surfaced cycle and return the criterion to pending (a note is required)
+    Reopen(EvidenceArgs),
+    /// Re-run the check of a surfaced criterion and re-bind it to the current tree
+    Recheck(EvidenceArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EvidenceArgs {
+    /// The sprint; with one argument it is the criterion, of the sprint bound to the branch
+    #[arg(value_name = "SPRINT")]
+    pub first: String,
+    /// The criterion (a DoD check id)
+    #[arg(value_name = "CRITERION")]
+    pub second: Option<String>,
+    /// What this record says (required for reopen; surface and cleanup need --note or --path)
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
+    /// Where the result can be seen or the receipt is kept (a screenshot, a report, a URL)
+    #[arg(long, value_name = "PATH")]
+    pub path: Option<String>,
+    /// Print what was recorded as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The sprint (default: the one bound to the branch)
+    pub sprint: Option<String>,
+    /// Print the rails-status/v1 document
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// The sprint (default: the one bound to the branch)
+    pub sprint: Option<String>,
+    /// Judge staleness on this commit's tree (default: HEAD)
+    #[arg(long, value_name = "REV")]
+    pub commit: Option<String>,
+    /// Print the rails-status/v1 document
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -64,6 +134,14 @@ pub enum ContractCommand {
     History(HistoryArgs),
     /// List every frozen sprint with its newest version and frozen date
     List(ListArgs),
+    /// Record the sprint of the current branch (branch.<name>.railsSprint), so commands that
+    /// take <sprint> default to it
+    Bind(BindArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BindArgs {
+    pub sprint: String,
 }
 
 #[derive(Debug, Args)]
@@ -167,8 +245,149 @@ pub fn run(cli: RailsCli) -> Result<Outcome> {
             ContractCommand::Show(a) => cmd_show(a),
             ContractCommand::History(a) => cmd_history(a),
             ContractCommand::List(a) => cmd_list(a),
+            ContractCommand::Bind(a) => cmd_bind(a),
         },
+        RailsCommand::Evidence(e) => {
+            let (t, a) = match e {
+                EvidenceCommand::Red(a) => (Transition::Red, a),
+                EvidenceCommand::Green(a) => (Transition::Green, a),
+                EvidenceCommand::Surface(a) => (Transition::Surface, a),
+                EvidenceCommand::Cleanup(a) => (Transition::Cleanup, a),
+                EvidenceCommand::Reopen(a) => (Transition::Reopen, a),
+                EvidenceCommand::Recheck(a) => (Transition::Recheck, a),
+            };
+            cmd_evidence(t, a)
+        }
+        RailsCommand::Status(a) => cmd_status(a),
+        RailsCommand::Gate(a) => cmd_gate(a),
     }
+}
+
+/// The sprint given, or the one bound to the current branch.
+fn resolve_sprint(store: &Store, given: Option<String>) -> Result<String> {
+    if let Some(s) = given {
+        contract::check_sprint(&s)?;
+        return Ok(s);
+    }
+    let Some(branch) = store.current_branch()? else {
+        return Err(Error::usage("no sprint given, and HEAD is detached so no branch names one")
+            .hint("name the sprint, or bind one to a branch with `git rails contract bind <sprint>`"));
+    };
+    match store.config_string(&format!("branch.{branch}.railsSprint")) {
+        Some(s) if !s.trim().is_empty() => {
+            contract::check_sprint(s.trim())?;
+            Ok(s.trim().to_string())
+        }
+        _ => Err(Error::usage(format!(
+            "no sprint given, and branch {branch} has none bound"
+        ))
+        .hint("name the sprint, or bind one with `git rails contract bind <sprint>`")),
+    }
+}
+
+fn cmd_bind(a: BindArgs) -> Result<Outcome> {
+    contract::check_sprint(&a.sprint)?;
+    let store = Store::discover()?;
+    let Some(branch) = store.current_branch()? else {
+        return Err(Error::refused("HEAD is detached; a sprint is bound to a branch")
+            .hint("check out the sprint's branch and run `git rails contract bind` there"));
+    };
+    let frozen = contract::newest(&store, &a.sprint)?;
+    store.set_config(&format!("branch.{branch}.railsSprint"), &a.sprint)?;
+    println!("bound {} to branch {branch} (branch.{branch}.railsSprint)", a.sprint);
+    if frozen.is_none() {
+        println!(
+            "note: {} has no frozen contract yet; freeze it with `git rails contract freeze {}`",
+            a.sprint, a.sprint
+        );
+    }
+    Ok(Outcome::Ok)
+}
+
+fn cmd_evidence(t: Transition, a: EvidenceArgs) -> Result<Outcome> {
+    let store = Store::discover()?;
+    let (sprint, criterion) = match a.second {
+        Some(c) => (resolve_sprint(&store, Some(a.first))?, c),
+        None => (resolve_sprint(&store, None)?, a.first),
+    };
+    let note = a.note.as_deref().filter(|n| !n.trim().is_empty());
+    let path = a.path.as_deref().filter(|p| !p.trim().is_empty());
+    let rec = evidence::transition(
+        &store,
+        &evidence::Request {
+            sprint: &sprint,
+            criterion: &criterion,
+            transition: t,
+            note,
+            path,
+        },
+    )?;
+    if a.json {
+        super::print_json(&rec)?;
+        return Ok(Outcome::Ok);
+    }
+    let id = rec.record.id.as_deref().map(short).unwrap_or("");
+    let label = t.as_str().to_uppercase();
+    let what = rec.record.summary.as_deref().map(|s| format!(": {s}")).unwrap_or_default();
+    println!(
+        "{label} {sprint} {criterion} recorded as {id} (evidence {}){what}",
+        short(&rec.commit)
+    );
+    println!("{criterion} is now {}", rec.status.as_str());
+    if t == Transition::Reopen {
+        println!("the cycle is archived; earn RED again: git rails evidence red {sprint} {criterion}");
+    }
+    Ok(Outcome::Ok)
+}
+
+fn cmd_status(a: StatusArgs) -> Result<Outcome> {
+    let store = Store::discover()?;
+    let sprint = resolve_sprint(&store, a.sprint)?;
+    let head = store.head_commit()?;
+    let report = gate::evaluate(&store, &sprint, head)?;
+    if a.json {
+        super::print_json(&report)?;
+    } else {
+        print!("{}", gate::render_status(&report));
+    }
+    Ok(Outcome::Ok)
+}
+
+fn cmd_gate(a: GateArgs) -> Result<Outcome> {
+    let could_not = "the verification gate could not run; completion remains blocked";
+    let store = Store::discover().map_err(|e| e.context(could_not))?;
+    let sprint = resolve_sprint(&store, a.sprint).map_err(|e| e.context(could_not))?;
+    let commit = match &a.commit {
+        Some(rev) => store.resolve_commit(rev).map_err(|e| e.context(could_not))?,
+        None => store
+            .head_commit()?
+            .ok_or_else(|| Error::refused(format!("{could_not}: there is no commit to judge yet")))?,
+    };
+    let report = gate::evaluate(&store, &sprint, Some(commit)).map_err(|e| e.context(could_not))?;
+    if a.json {
+        super::print_json(&report)?;
+    } else if report.done {
+        println!(
+            "gate passed: {} {} is done at {} ({} criteria surfaced, receipts in, none stale)",
+            report.sprint,
+            report.version,
+            short(&commit.to_string()),
+            report.criteria.len()
+        );
+    } else {
+        println!(
+            "gate blocked: {} {} is not done at {} ({} step{} missing)",
+            report.sprint,
+            report.version,
+            short(&commit.to_string()),
+            report.missing.len(),
+            if report.missing.len() == 1 { "" } else { "s" }
+        );
+        for m in &report.missing {
+            println!("- {} {}: {}", m.criterion, m.reason, m.command);
+        }
+    }
+    Ok(if report.done { Outcome::Ok } else { Outcome::Blocked })
 }
 
 fn cmd_generate(a: GenerateArgs) -> Result<Outcome> {

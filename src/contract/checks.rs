@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use regex::{Regex, RegexBuilder};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::schema::{
@@ -44,7 +44,7 @@ const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const QUOTE_CHARS: usize = 500;
 
 /// How one check, prerequisite or runtime command came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// The thing checked holds.

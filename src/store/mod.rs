@@ -332,6 +332,11 @@ impl Store {
         }
     }
 
+    /// Writes a blob and returns its id (the id `git hash-object` gives the same bytes).
+    pub fn blob_id(&self, bytes: &[u8]) -> Result<ObjectId> {
+        Ok(self.repo.write_blob(bytes).ctx("writing a blob")?.detach())
+    }
+
     /// The note on `target` under `notes_ref`, as `git notes --ref show` prints it.
     pub fn note(&self, notes_ref: &str, target: ObjectId) -> Result<Option<Vec<u8>>> {
         if self.ref_target(notes_ref)?.is_none() {
@@ -430,6 +435,60 @@ impl Store {
         out.sort();
         out.dedup();
         Ok(out)
+    }
+
+    /// The tree id of the work tree as it is now (tracked and untracked files, ignored ones
+    /// left out), written through a temporary index so the user's index and work tree are
+    /// untouched; and whether it differs from HEAD's tree.
+    pub fn worktree_tree(&self) -> Result<(ObjectId, bool)> {
+        let workdir = self.workdir()?.to_path_buf();
+        let tmp = tempfile::Builder::new()
+            .prefix("rails-index-")
+            .tempfile_in(&self.git_dir)
+            .ctx("creating a temporary index")?;
+        let user_index = self.git_dir.join("index");
+        if user_index.exists() {
+            // Starting from a copy of the user's index lets git reuse its stat data.
+            std::fs::copy(&user_index, tmp.path()).ctx("copying the index")?;
+        }
+        let git = |args: &[&str]| -> Result<String> {
+            let out = std::process::Command::new("git")
+                .args(args)
+                .current_dir(&workdir)
+                .env("GIT_INDEX_FILE", tmp.path())
+                .output()
+                .ctx(format!("running git {}", args.join(" ")))?;
+            if !out.status.success() {
+                return Err(Error::internal(format!(
+                    "git {} failed: {}",
+                    args.join(" "),
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )));
+            }
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        };
+        git(&["add", "-A", "--", "."])?;
+        let hex = git(&["write-tree"])?;
+        let tree = ObjectId::from_hex(hex.trim().as_bytes())
+            .ctx(format!("reading the tree id {:?}", hex.trim()))?;
+        let dirty = match self.head_commit()? {
+            Some(head) => self.tree_of(head)? != tree,
+            None => true,
+        };
+        Ok((tree, dirty))
+    }
+
+    /// A configuration value as git reads it (all scopes).
+    pub fn config_string(&self, key: &str) -> Option<String> {
+        self.repo
+            .config_snapshot()
+            .string(key)
+            .map(|v| v.to_str_lossy().into_owned())
+    }
+
+    /// Sets a value in the repository's own configuration (`.git/config`).
+    pub fn set_config(&self, key: &str, value: &str) -> Result<()> {
+        self.git(&["config", "--local", key, value]).map(|_| ())
     }
 
     /// Runs `git` with `args` in the work tree (or git dir) and returns stdout. Used only off

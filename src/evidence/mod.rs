@@ -1,0 +1,677 @@
+//! Failing-first evidence, as state: each criterion of a sprint goes pending → red → green →
+//! surfaced, and the only way back is a reopen that archives the cycle.
+//!
+//! The state lives in `refs/rails/evidence/<sprint>`: one commit per transition, its tree
+//! holding `state.json` and `cycles/<criterion>/<n>/…` (every record and captured log, archived
+//! cycles included). Writers hold the sprint's lock and move the ref by compare-and-swap.
+
+pub mod gate;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::contract::checks::{self, Status as CheckStatus};
+use crate::contract::schema::{Check, CheckKind};
+use crate::contract::{self, Frozen};
+use crate::error::{Error, Result};
+use crate::store::{self, refs, ObjectId, Store};
+
+pub const STATE_FILE: &str = "state.json";
+pub const SCHEMA: &str = "rails-evidence/v1";
+
+/// The ref of a sprint's evidence chain.
+pub fn evidence_ref(sprint: &str) -> String {
+    format!("{}{sprint}", refs::EVIDENCE)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Proof {
+    /// The criterion's check runs.
+    Check,
+    /// A person reads and judges (`manual_checklist`).
+    Review,
+}
+
+impl Proof {
+    pub fn of(kind: CheckKind) -> Proof {
+        if kind == CheckKind::ManualChecklist {
+            Proof::Review
+        } else {
+            Proof::Check
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CriterionStatus {
+    Pending,
+    Red,
+    Green,
+    Surfaced,
+}
+
+impl CriterionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CriterionStatus::Pending => "pending",
+            CriterionStatus::Red => "red",
+            CriterionStatus::Green => "green",
+            CriterionStatus::Surfaced => "surfaced",
+        }
+    }
+}
+
+/// One observation: a RED, GREEN, SURFACE, RECHECK, CLEANUP or REOPEN record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    pub transition: String,
+    /// The blob id of this record's JSON file in the evidence tree (its short form is what
+    /// `status` shows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_status: Option<CheckStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The contract version in force when the record was made.
+    pub contract_version: String,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub evidence: Value,
+}
+
+/// Where a criterion is bound: the tree it was proven on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Binding {
+    pub tree: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+    pub dirty: bool,
+    pub by: String,
+}
+
+/// One criterion's state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Criterion {
+    pub proof: Proof,
+    pub status: CriterionStatus,
+    /// The cycle number (1, then +1 at each reopen).
+    pub cycle: u32,
+    /// The check's kind and spec the current cycle proves (set at RED, or at SURFACE for a
+    /// review proof); a newer contract version that changes them means the subject changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proven_spec: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red: Option<Record>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub green: Option<Record>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub surface: Option<Record>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rechecks: Vec<Record>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cleanup_receipts: Vec<Record>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binding: Option<Binding>,
+    /// How many cycles were archived by reopen (their records stay under `cycles/`).
+    #[serde(default)]
+    pub archived_cycles: u32,
+}
+
+impl Criterion {
+    fn new(proof: Proof) -> Criterion {
+        Criterion {
+            proof,
+            status: CriterionStatus::Pending,
+            cycle: 1,
+            proven_spec: None,
+            red: None,
+            green: None,
+            surface: None,
+            rechecks: Vec::new(),
+            cleanup_receipts: Vec::new(),
+            binding: None,
+            archived_cycles: 0,
+        }
+    }
+}
+
+/// The whole evidence state of a sprint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct State {
+    pub schema: String,
+    pub sprint: String,
+    pub criteria: BTreeMap<String, Criterion>,
+}
+
+impl State {
+    fn new(sprint: &str) -> State {
+        State {
+            schema: SCHEMA.to_string(),
+            sprint: sprint.to_string(),
+            criteria: BTreeMap::new(),
+        }
+    }
+}
+
+/// The kind and spec of a check as one value, to notice a changed subject.
+pub fn spec_value(check: &Check) -> Value {
+    serde_json::json!({"kind": check.kind, "spec": check.spec})
+}
+
+/// The state as of the tip of the evidence ref (empty when nothing was recorded), with its tip.
+pub fn load(store: &Store, sprint: &str) -> Result<(State, Option<ObjectId>)> {
+    let Some(tip) = store.ref_target(&evidence_ref(sprint))? else {
+        return Ok((State::new(sprint), None));
+    };
+    let bytes = store.read_file(tip, STATE_FILE)?.ok_or_else(|| {
+        Error::internal(format!(
+            "{} at {tip} has no {STATE_FILE}; the record is damaged",
+            evidence_ref(sprint)
+        ))
+    })?;
+    let state: State = serde_json::from_slice(&bytes).map_err(|e| {
+        Error::internal(format!(
+            "{} at {tip}: {STATE_FILE} is not a rails-evidence/v1 state: {e}",
+            evidence_ref(sprint)
+        ))
+    })?;
+    Ok((state, Some(tip)))
+}
+
+/// The view of one criterion against the newest contract.
+pub fn criterion_view<'a>(state: &'a State, check: &Check) -> Option<&'a Criterion> {
+    state.criteria.get(&check.id)
+}
+
+/// True when the criterion's proven subject differs from the contract's check.
+pub fn spec_changed(c: &Criterion, check: &Check) -> bool {
+    match &c.proven_spec {
+        Some(v) => *v != spec_value(check),
+        None => false,
+    }
+}
+
+/// What a transition was asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transition {
+    Red,
+    Green,
+    Surface,
+    Cleanup,
+    Reopen,
+    Recheck,
+}
+
+impl Transition {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transition::Red => "red",
+            Transition::Green => "green",
+            Transition::Surface => "surface",
+            Transition::Cleanup => "cleanup",
+            Transition::Reopen => "reopen",
+            Transition::Recheck => "recheck",
+        }
+    }
+}
+
+/// The request.
+pub struct Request<'a> {
+    pub sprint: &'a str,
+    pub criterion: &'a str,
+    pub transition: Transition,
+    pub note: Option<&'a str>,
+    pub path: Option<&'a str>,
+}
+
+/// What a transition recorded.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Recorded {
+    pub sprint: String,
+    pub criterion: String,
+    pub transition: String,
+    pub status: CriterionStatus,
+    pub record: Record,
+    pub commit: String,
+    pub contract_version: String,
+}
+
+fn q(s: &str) -> String {
+    format!("\"{s}\"")
+}
+
+/// The command that moves a criterion on from where it is.
+pub fn next_command(sprint: &str, id: &str, c: Option<&Criterion>, proof: Proof) -> String {
+    let status = c.map(|c| c.status).unwrap_or(CriterionStatus::Pending);
+    match (status, proof) {
+        (CriterionStatus::Pending, Proof::Review) => format!(
+            "git rails evidence surface {sprint} {id} --note \"<where a person sees it>\""
+        ),
+        (CriterionStatus::Pending, Proof::Check) => format!("git rails evidence red {sprint} {id}"),
+        (CriterionStatus::Red, _) => format!("git rails evidence green {sprint} {id}"),
+        (CriterionStatus::Green, _) => format!(
+            "git rails evidence surface {sprint} {id} --note \"<where a person sees it>\""
+        ),
+        (CriterionStatus::Surfaced, _) => format!(
+            "git rails evidence cleanup {sprint} {id} --note \"<what was started and stopped, or: nothing was started>\""
+        ),
+    }
+}
+
+/// Refuses a transition the table does not allow, in the seed's words.
+fn check_allowed(req: &Request<'_>, c: &Criterion, check: &Check) -> Result<()> {
+    use CriterionStatus::*;
+    let (sprint, id) = (req.sprint, req.criterion);
+    let status = c.status;
+    let surfaced_msg = || {
+        Error::refused(format!(
+            "Criterion {} is already surfaced. If its subject changed, reopen it with git rails evidence reopen {sprint} {id} --note \"<what changed>\" and earn RED again; overwriting GREEN here would reuse the old RED as cover.",
+            q(id)
+        ))
+    };
+    let failing_first = || {
+        Error::refused(format!(
+            "Failing-first violation: criterion {} is {}. Capture the failure before implementing: git rails evidence red {sprint} {id}",
+            q(id),
+            status.as_str()
+        ))
+    };
+    match req.transition {
+        Transition::Red => {
+            if c.proof == Proof::Review {
+                return Err(Error::refused(format!(
+                    "Criterion {} has a review proof ({}): a person's judgement has no RED. Surface it when its checklist is ticked: git rails evidence surface {sprint} {id} --note \"<where a person sees it>\"",
+                    q(id),
+                    check.kind.as_str()
+                )));
+            }
+            match status {
+                Pending | Red => Ok(()),
+                Green => Err(Error::refused(format!(
+                    "Criterion {} is green; its RED is recorded and a new one would cover nothing. Surface it: git rails evidence surface {sprint} {id} --note \"<where a person sees it>\"",
+                    q(id)
+                ))),
+                Surfaced => Err(surfaced_msg()),
+            }
+        }
+        Transition::Green => {
+            if c.proof == Proof::Review {
+                return Err(Error::refused(format!(
+                    "Criterion {} has a review proof ({}): it goes straight to surfaced once its checklist is ticked: git rails evidence surface {sprint} {id} --note \"<where a person sees it>\"",
+                    q(id),
+                    check.kind.as_str()
+                )));
+            }
+            match status {
+                Red => Ok(()),
+                Pending => Err(failing_first()),
+                Green => Err(Error::refused(format!(
+                    "Criterion {} is already green. Surface it: git rails evidence surface {sprint} {id} --note \"<where a person sees it>\"",
+                    q(id)
+                ))),
+                Surfaced => Err(surfaced_msg()),
+            }
+        }
+        Transition::Surface => {
+            if req.note.is_none() && req.path.is_none() {
+                return Err(Error::refused(format!(
+                    "Surface needs --note or --path saying where a person can see the result (a screenshot, a PR comment, a report): git rails evidence surface {sprint} {id} --note \"<where>\""
+                )));
+            }
+            match (status, c.proof) {
+                (Green, Proof::Check) | (Pending, Proof::Review) => Ok(()),
+                (Surfaced, _) => Err(Error::refused(format!(
+                    "Criterion {} is already surfaced. If its subject changed, reopen it with git rails evidence reopen {sprint} {id} --note \"<what changed>\" and earn it again.",
+                    q(id)
+                ))),
+                (Pending, Proof::Check) => Err(failing_first()),
+                (Red, _) => Err(Error::refused(format!(
+                    "Criterion {} is red: GREEN comes before SURFACE. Make it pass, then: git rails evidence green {sprint} {id}",
+                    q(id)
+                ))),
+                (Green, Proof::Review) => Err(Error::internal("a review proof cannot be green")),
+            }
+        }
+        Transition::Cleanup => {
+            if req.note.is_none() && req.path.is_none() {
+                return Err(Error::refused(format!(
+                    "A cleanup receipt needs --note or --path: what the verification started and that it was stopped, or \"nothing was started\": git rails evidence cleanup {sprint} {id} --note \"nothing was started\""
+                )));
+            }
+            Ok(())
+        }
+        Transition::Reopen => {
+            if req.note.is_none_or(|n| n.trim().is_empty()) {
+                return Err(Error::refused(format!(
+                    "Reopen needs a note saying what changed, so the archived cycle explains itself: git rails evidence reopen {sprint} {id} --note \"<what changed>\""
+                )));
+            }
+            let changed = spec_changed(c, check);
+            match status {
+                Surfaced => Ok(()),
+                Red | Green if changed => Ok(()),
+                _ => Err(Error::refused(format!(
+                    "Criterion {} is {}; only a surfaced criterion is reopened (or one whose check changed in a newer contract version). Next: {}",
+                    q(id),
+                    status.as_str(),
+                    next_command(sprint, id, Some(c), c.proof)
+                ))),
+            }
+        }
+        Transition::Recheck => match status {
+            Surfaced if spec_changed(c, check) => Err(Error::refused(format!(
+                "The check of criterion {} changed in a newer contract version: its subject changed, so a recheck would prove something else. Reopen it and earn RED again: git rails evidence reopen {sprint} {id} --note \"<what changed>\"",
+                q(id)
+            ))),
+            Surfaced => Ok(()),
+            _ => Err(Error::refused(format!(
+                "Criterion {} is {}; recheck re-binds a surfaced criterion to a newer tree. Next: {}",
+                q(id),
+                status.as_str(),
+                next_command(sprint, id, Some(c), c.proof)
+            ))),
+        },
+    }
+}
+
+/// Runs the contract's prerequisites; a missing one means a failure now would not be the
+/// criterion failing.
+fn prerequisites_hold(frozen: &Frozen, root: &std::path::Path) -> Result<()> {
+    for p in &frozen.contract.environment_prerequisites {
+        let Ok(spec) = p.typed_spec() else { continue };
+        let o = checks::run_prerequisite(&spec, root);
+        if o.status != CheckStatus::Pass {
+            return Err(Error::refused(format!(
+                "prerequisite {} ({}) is missing: {}. A failure now would not be the criterion failing, so nothing was recorded.",
+                p.name,
+                p.check.as_str(),
+                o.summary
+            ))
+            .hint(format!(
+                "provide it ({}) and check with `git rails contract validate {}`",
+                p.reason, frozen.sprint
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn now() -> String {
+    jiff::Timestamp::now().to_string()
+}
+
+/// Carries out one transition: checks the table, runs the check when the transition needs an
+/// observation, and appends one commit to the evidence chain.
+pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
+    let sprint = req.sprint;
+    let id = req.criterion;
+    let root = store.workdir()?.to_path_buf();
+    let _lock = store::lock(
+        store.common_dir(),
+        &format!("rails/locks/evidence-{sprint}.lock"),
+        || {},
+    )?;
+    let frozen = contract::require_newest(store, sprint)?;
+    let check = frozen.contract.check(id).cloned().ok_or_else(|| {
+        let ids: Vec<&str> = frozen
+            .contract
+            .dod
+            .checks
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect();
+        Error::refused(format!(
+            "{sprint} {} has no criterion {}; its criteria are: {}",
+            frozen.version,
+            q(id),
+            ids.join(", ")
+        ))
+        .hint(format!("see `git rails status {sprint}`"))
+    })?;
+
+    // Re-read under the lock, and retry if another clone's writer moved the ref anyway.
+    for _ in 0..20 {
+        let (mut state, tip) = load(store, sprint)?;
+        let proof = Proof::of(check.kind);
+        let criterion = state
+            .criteria
+            .entry(id.to_string())
+            .or_insert_with(|| Criterion::new(proof))
+            .clone();
+        check_allowed(req, &criterion, &check)?;
+        let mut c = criterion;
+        let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+        let base = format!("cycles/{id}/{}", c.cycle);
+        let mut record = Record {
+            transition: req.transition.as_str().to_string(),
+            id: None,
+            at: now(),
+            head: store.head_commit()?.map(|h| h.to_string()),
+            tree: None,
+            dirty: None,
+            check_status: None,
+            summary: None,
+            exit_code: None,
+            duration_ms: None,
+            note: req.note.map(str::to_string),
+            path: req.path.map(str::to_string),
+            contract_version: frozen.version.clone(),
+            evidence: Value::Null,
+        };
+
+        let mut captured_log = None;
+        let runs_check = matches!(
+            req.transition,
+            Transition::Red | Transition::Green | Transition::Recheck
+        ) || (req.transition == Transition::Surface && c.proof == Proof::Review);
+        if runs_check {
+            prerequisites_hold(&frozen, &root)?;
+            let spec = check
+                .typed_spec()
+                .map_err(|p| Error::refused(format!("the check's spec is broken: {p}")))?;
+            let (tree, dirty) = store.worktree_tree()?;
+            let outcome = checks::run_check(&spec, &root);
+            record.tree = Some(tree.to_string());
+            record.dirty = Some(dirty);
+            record.check_status = Some(outcome.status);
+            record.summary = Some(outcome.summary.clone());
+            record.exit_code = outcome.evidence.get("exitCode").and_then(Value::as_i64);
+            record.duration_ms = Some(outcome.duration_ms);
+            let mut ev = outcome.evidence.clone();
+            let mut log = String::new();
+            if let Value::Object(m) = &mut ev {
+                for (key, name) in [("stdoutTail", "stdout"), ("stderrTail", "stderr")] {
+                    if let Some(Value::String(t)) = m.remove(key) {
+                        if !t.is_empty() {
+                            log.push_str(&format!("--- {name} (tail) ---\n{t}"));
+                            if !t.ends_with('\n') {
+                                log.push('\n');
+                            }
+                        }
+                    }
+                }
+            }
+            record.evidence = ev;
+            refuse_outcome(req, &check, &outcome)?;
+            if !log.is_empty() {
+                captured_log = Some(log);
+            }
+        }
+
+        let mut binding_by = None;
+        match req.transition {
+            Transition::Red => {
+                c.status = CriterionStatus::Red;
+                c.proven_spec = Some(spec_value(&check));
+            }
+            Transition::Green => {
+                c.status = CriterionStatus::Green;
+                binding_by = Some("green");
+            }
+            Transition::Surface => {
+                c.status = CriterionStatus::Surfaced;
+                if c.proof == Proof::Review {
+                    c.proven_spec = Some(spec_value(&check));
+                    binding_by = Some("surface");
+                }
+            }
+            Transition::Recheck => binding_by = Some("recheck"),
+            Transition::Cleanup | Transition::Reopen => {}
+        }
+        if let (Some(by), Some(tree)) = (binding_by, &record.tree) {
+            c.binding = Some(Binding {
+                tree: tree.clone(),
+                head: record.head.clone(),
+                dirty: record.dirty.unwrap_or(false),
+                by: by.to_string(),
+            });
+        }
+
+        // The record's own file, and its blob id as its short name.
+        let stem = match req.transition {
+            Transition::Cleanup => format!("{base}/cleanup-{}", c.cleanup_receipts.len() + 1),
+            Transition::Recheck => format!("{base}/recheck-{}", c.rechecks.len() + 1),
+            t => format!("{base}/{}", t.as_str()),
+        };
+        if let Some(log) = captured_log {
+            files.push((format!("{stem}.log"), log.into_bytes()));
+        }
+        let file = format!("{stem}.json");
+        let mut bytes = serde_json::to_vec_pretty(&record)
+            .map_err(|e| Error::internal(format!("rendering the record: {e}")))?;
+        bytes.push(b'\n');
+        let blob = store.blob_id(&bytes)?;
+        record.id = Some(blob.to_string());
+        files.push((file, bytes));
+
+        match req.transition {
+            Transition::Red => c.red = Some(record.clone()),
+            Transition::Green => c.green = Some(record.clone()),
+            Transition::Surface => c.surface = Some(record.clone()),
+            Transition::Recheck => c.rechecks.push(record.clone()),
+            Transition::Cleanup => c.cleanup_receipts.push(record.clone()),
+            Transition::Reopen => {
+                // The cycle stays in the tree under cycles/<id>/<n>/; the state starts anew.
+                let archived = c.archived_cycles + 1;
+                c = Criterion::new(c.proof);
+                c.cycle = archived + 1;
+                c.archived_cycles = archived;
+            }
+        }
+        let status = c.status;
+        state.criteria.insert(id.to_string(), c);
+        let mut state_bytes = serde_json::to_vec_pretty(&state)
+            .map_err(|e| Error::internal(format!("rendering the state: {e}")))?;
+        state_bytes.push(b'\n');
+        files.push((STATE_FILE.to_string(), state_bytes));
+
+        let subject = format!("evidence {sprint} {} {id}", req.transition.as_str());
+        let mut body = record.summary.clone().unwrap_or_default();
+        if let Some(n) = &record.note {
+            body.push_str(&format!("\n{n}"));
+        }
+        let msg = store::message(
+            &subject,
+            &body,
+            &[
+                ("Rails-Sprint", sprint.to_string()),
+                (
+                    "Rails-Transition",
+                    format!("{} {id}", req.transition.as_str()),
+                ),
+                ("Rails-Contract-Version", frozen.version.clone()),
+                ("Rails-Status", status.as_str().to_string()),
+            ],
+        );
+        if let Some(commit) = store.append_commit(&evidence_ref(sprint), tip, &files, &msg)? {
+            return Ok(Recorded {
+                sprint: sprint.to_string(),
+                criterion: id.to_string(),
+                transition: req.transition.as_str().to_string(),
+                status,
+                record,
+                commit: commit.to_string(),
+                contract_version: frozen.version.clone(),
+            });
+        }
+    }
+    Err(Error::internal(format!(
+        "{} kept moving while this transition was written; nothing was recorded, try again",
+        evidence_ref(sprint)
+    )))
+}
+
+/// Refuses an observation that does not prove what the transition claims.
+fn refuse_outcome(req: &Request<'_>, check: &Check, o: &checks::Outcome) -> Result<()> {
+    let (sprint, id) = (req.sprint, req.criterion);
+    if o.status == CheckStatus::Error {
+        return Err(Error::refused(format!(
+            "the check of {} could not run ({}): a failure that is not the criterion failing does not count, so nothing was recorded.",
+            q(id),
+            o.summary
+        ))
+        .hint(format!(
+            "fix the environment or the check (a new contract version: `git rails contract edit {sprint} --next`), then run `git rails evidence {} {sprint} {id}` again",
+            req.transition.as_str()
+        )));
+    }
+    match req.transition {
+        Transition::Red if o.status == CheckStatus::Pass => Err(Error::refused(format!(
+            "{id} already passes, so this RED would prove nothing. Write the check so that it fails before the change, or bump the contract ({}).",
+            o.summary
+        ))
+        .hint(format!(
+            "`git rails contract edit {sprint} --next` and `git rails contract freeze {sprint} --bump`"
+        ))),
+        Transition::Green if o.status != CheckStatus::Pass => Err(Error::refused(format!(
+            "{id} still fails ({}); GREEN records only an observed pass.",
+            o.summary
+        ))
+        .hint(format!(
+            "make it pass, then run `git rails evidence green {sprint} {id}` again"
+        ))),
+        Transition::Surface if o.status != CheckStatus::Pass => Err(Error::refused(format!(
+            "the checklist of {} is not fully ticked ({}); a review proof is surfaced only when it is.",
+            q(id),
+            o.summary
+        ))
+        .hint(format!(
+            "tick every item once a person has checked it, then run `git rails evidence surface {sprint} {id} --note \"<where>\"` again"
+        ))),
+        Transition::Recheck if o.status != CheckStatus::Pass => Err(Error::refused(format!(
+            "{id} fails on this tree ({}); a recheck re-binds only an observed pass.",
+            o.summary
+        ))
+        .hint(format!(
+            "if the change broke it, fix it and recheck; if its subject changed, `git rails evidence reopen {sprint} {id} --note \"<what changed>\"`"
+        ))),
+        _ => {
+            let _ = check;
+            Ok(())
+        }
+    }
+}
