@@ -7,8 +7,8 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::json;
 
 use crate::contract::{self, generate, junit, schema, validate};
-use crate::evidence::{self, gate, Transition};
 use crate::error::{Context, Error, Outcome, Result};
+use crate::evidence::{self, gate, Transition};
 use crate::store::{self, Store};
 
 /// Make "done" mean something a machine checked: frozen sprint contracts of executable checks,
@@ -270,8 +270,11 @@ fn resolve_sprint(store: &Store, given: Option<String>) -> Result<String> {
         return Ok(s);
     }
     let Some(branch) = store.current_branch()? else {
-        return Err(Error::usage("no sprint given, and HEAD is detached so no branch names one")
-            .hint("name the sprint, or bind one to a branch with `git rails contract bind <sprint>`"));
+        return Err(
+            Error::usage("no sprint given, and HEAD is detached so no branch names one").hint(
+                "name the sprint, or bind one to a branch with `git rails contract bind <sprint>`",
+            ),
+        );
     };
     match store.config_string(&format!("branch.{branch}.railsSprint")) {
         Some(s) if !s.trim().is_empty() => {
@@ -289,12 +292,17 @@ fn cmd_bind(a: BindArgs) -> Result<Outcome> {
     contract::check_sprint(&a.sprint)?;
     let store = Store::discover()?;
     let Some(branch) = store.current_branch()? else {
-        return Err(Error::refused("HEAD is detached; a sprint is bound to a branch")
-            .hint("check out the sprint's branch and run `git rails contract bind` there"));
+        return Err(
+            Error::refused("HEAD is detached; a sprint is bound to a branch")
+                .hint("check out the sprint's branch and run `git rails contract bind` there"),
+        );
     };
     let frozen = contract::newest(&store, &a.sprint)?;
     store.set_config(&format!("branch.{branch}.railsSprint"), &a.sprint)?;
-    println!("bound {} to branch {branch} (branch.{branch}.railsSprint)", a.sprint);
+    println!(
+        "bound {} to branch {branch} (branch.{branch}.railsSprint)",
+        a.sprint
+    );
     if frozen.is_none() {
         println!(
             "note: {} has no frozen contract yet; freeze it with `git rails contract freeze {}`",
@@ -328,14 +336,21 @@ fn cmd_evidence(t: Transition, a: EvidenceArgs) -> Result<Outcome> {
     }
     let id = rec.record.id.as_deref().map(short).unwrap_or("");
     let label = t.as_str().to_uppercase();
-    let what = rec.record.summary.as_deref().map(|s| format!(": {s}")).unwrap_or_default();
+    let what = rec
+        .record
+        .summary
+        .as_deref()
+        .map(|s| format!(": {s}"))
+        .unwrap_or_default();
     println!(
         "{label} {sprint} {criterion} recorded as {id} (evidence {}){what}",
         short(&rec.commit)
     );
     println!("{criterion} is now {}", rec.status.as_str());
     if t == Transition::Reopen {
-        println!("the cycle is archived; earn RED again: git rails evidence red {sprint} {criterion}");
+        println!(
+            "the cycle is archived; earn RED again: git rails evidence red {sprint} {criterion}"
+        );
     }
     Ok(Outcome::Ok)
 }
@@ -358,10 +373,12 @@ fn cmd_gate(a: GateArgs) -> Result<Outcome> {
     let store = Store::discover().map_err(|e| e.context(could_not))?;
     let sprint = resolve_sprint(&store, a.sprint).map_err(|e| e.context(could_not))?;
     let commit = match &a.commit {
-        Some(rev) => store.resolve_commit(rev).map_err(|e| e.context(could_not))?,
-        None => store
-            .head_commit()?
-            .ok_or_else(|| Error::refused(format!("{could_not}: there is no commit to judge yet")))?,
+        Some(rev) => store
+            .resolve_commit(rev)
+            .map_err(|e| e.context(could_not))?,
+        None => store.head_commit()?.ok_or_else(|| {
+            Error::refused(format!("{could_not}: there is no commit to judge yet"))
+        })?,
     };
     let report = gate::evaluate(&store, &sprint, Some(commit)).map_err(|e| e.context(could_not))?;
     if a.json {
@@ -387,7 +404,11 @@ fn cmd_gate(a: GateArgs) -> Result<Outcome> {
             println!("- {} {}: {}", m.criterion, m.reason, m.command);
         }
     }
-    Ok(if report.done { Outcome::Ok } else { Outcome::Blocked })
+    Ok(if report.done {
+        Outcome::Ok
+    } else {
+        Outcome::Blocked
+    })
 }
 
 fn cmd_generate(a: GenerateArgs) -> Result<Outcome> {

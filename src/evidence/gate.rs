@@ -83,7 +83,8 @@ pub fn evaluate(store: &Store, sprint: &str, commit: Option<ObjectId>) -> Result
         let proof = Proof::of(check.kind);
         let c = state.criteria.get(&check.id);
         let status = c.map(|c| c.status).unwrap_or(CriterionStatus::Pending);
-        let needs_reopen = c.is_some_and(|c| c.status != CriterionStatus::Pending && spec_changed(c, check));
+        let needs_reopen =
+            c.is_some_and(|c| c.status != CriterionStatus::Pending && spec_changed(c, check));
         let mut stale = None;
         if let (Some(c), Some(tree)) = (c, commit_tree) {
             if c.status == CriterionStatus::Surfaced {
@@ -160,7 +161,10 @@ pub fn evaluate(store: &Store, sprint: &str, commit: Option<ObjectId>) -> Result
             cycle: c.map(|c| c.cycle).unwrap_or(1),
             red: short(&c.and_then(|c| c.red.as_ref()).and_then(|r| r.id.clone())),
             green: short(&c.and_then(|c| c.green.as_ref()).and_then(|r| r.id.clone())),
-            surface: short(&c.and_then(|c| c.surface.as_ref()).and_then(|r| r.id.clone())),
+            surface: short(
+                &c.and_then(|c| c.surface.as_ref())
+                    .and_then(|r| r.id.clone()),
+            ),
             receipts,
             stale,
             needs_reopen,
@@ -208,7 +212,11 @@ pub fn render_status(r: &Report) -> String {
             c.id,
             c.description,
             c.kind,
-            if c.proof == Proof::Review { " (review)" } else { "" }
+            if c.proof == Proof::Review {
+                " (review)"
+            } else {
+                ""
+            }
         ));
         if !ids.is_empty() {
             s.push_str(&format!(" ({})", ids.join(" ")));

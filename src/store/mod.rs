@@ -325,11 +325,34 @@ impl Store {
             None => PreviousValue::MustNotExist,
         };
         let log = message.lines().next().unwrap_or("record");
-        match self.repo.reference(refname, commit.id, previous, log) {
-            Ok(_) => Ok(Some(commit.id)),
-            Err(e) if e.is_conflict() => Ok(None),
-            Err(e) => Err(Error::internal(format!("moving {refname}: {e:#}"))),
+        let mut cleared = false;
+        loop {
+            match self
+                .repo
+                .reference(refname, commit.id, previous.clone(), log)
+            {
+                Ok(_) => return Ok(Some(commit.id)),
+                Err(e) if e.is_conflict() => return Ok(None),
+                Err(e) if !cleared && self.clear_stale_ref_lock(refname) => {
+                    cleared = true;
+                    let _ = e;
+                }
+                Err(e) => return Err(Error::internal(format!("moving {refname}: {e:#}"))),
+            }
         }
+    }
+
+    /// A writer killed between taking git's `<ref>.lock` and renaming it leaves the lock
+    /// behind. Writers of records hold their own file lock, so a ref lock older than a few
+    /// seconds is left over from such a crash: it is removed, and true is returned.
+    fn clear_stale_ref_lock(&self, refname: &str) -> bool {
+        let lock = self.common_dir.join(format!("{refname}.lock"));
+        let old = std::fs::metadata(&lock)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > std::time::Duration::from_secs(2));
+        old && std::fs::remove_file(&lock).is_ok()
     }
 
     /// Writes a blob and returns its id (the id `git hash-object` gives the same bytes).

@@ -9,6 +9,7 @@ mod contract_freeze;
 mod contract_generate;
 mod contract_schema;
 mod contract_validate;
+mod evidence_durability;
 mod foundation;
 mod man_pages;
 
