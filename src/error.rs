@@ -110,6 +110,8 @@ pub enum Outcome {
     Blocked,
     /// 3: validate ABORT_PRECHECK.
     AbortPrecheck,
+    /// Another code a hook passes on (a chained hook's own exit code).
+    Code(u8),
 }
 
 impl Outcome {
@@ -119,6 +121,7 @@ impl Outcome {
             Outcome::Fail => 1,
             Outcome::Blocked => 2,
             Outcome::AbortPrecheck => 3,
+            Outcome::Code(c) => c,
         }
     }
 }

@@ -9,6 +9,7 @@ use serde_json::json;
 use crate::contract::{self, generate, junit, schema, validate};
 use crate::error::{Context, Error, Outcome, Result};
 use crate::evidence::{self, gate, Transition};
+use crate::hooks;
 use crate::store::{self, Store};
 
 /// Make "done" mean something a machine checked: frozen sprint contracts of executable checks,
@@ -47,6 +48,51 @@ pub enum RailsCommand {
     /// Exit 0 when the sprint is done, 2 when not (with each missing step), other codes when
     /// it could not decide
     Gate(GateArgs),
+    /// Install, remove or inspect the pre-push and commit-msg hooks (pre-receive when bare)
+    #[command(subcommand)]
+    Hooks(HooksCommand),
+    /// What the installed hook scripts run (git passes the arguments and stdin)
+    #[command(subcommand)]
+    Hook(HookCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HooksCommand {
+    /// Install the hooks where git looks for them (core.hooksPath, else the common .git/hooks);
+    /// a hook that is not ours is kept as <hook>.local and runs first
+    Install(HooksArgs),
+    /// Remove our hooks and restore what was there before
+    Uninstall(HooksArgs),
+    /// Say what is installed where, and every problem that would keep a hook from running
+    Status(HooksArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HooksArgs {
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookCommand {
+    /// Refuse a push whose tips do not pass their sprint's gate (reads git's stdin protocol)
+    PrePush {
+        /// The remote's name
+        remote: String,
+        /// The remote's URL
+        url: Option<String>,
+    },
+    /// Check Rails-Sprint: and Rails-Done: trailers of the message being committed
+    CommitMsg {
+        /// The file holding the commit message
+        file: PathBuf,
+    },
+    /// On a shared bare repository: refuse deleting or rewriting records (and, with
+    /// rails.receiveGate, branch updates whose gate does not pass)
+    PreReceive,
+    /// For an agent harness (Claude Code Stop hook): exit 2 with the gate's report while the
+    /// branch's sprint is unproven
+    AgentStop,
 }
 
 #[derive(Debug, Subcommand)]
@@ -260,6 +306,128 @@ pub fn run(cli: RailsCli) -> Result<Outcome> {
         }
         RailsCommand::Status(a) => cmd_status(a),
         RailsCommand::Gate(a) => cmd_gate(a),
+        RailsCommand::Hooks(h) => cmd_hooks(h),
+        RailsCommand::Hook(h) => cmd_hook(h),
+    }
+}
+
+fn cmd_hooks(h: HooksCommand) -> Result<Outcome> {
+    let store = Store::discover()?;
+    match h {
+        HooksCommand::Install(a) => {
+            let actions = hooks::install(&store)?;
+            print_actions(&actions, a.json)?;
+            if !a.json && hooks::find_on_path("git-rails").is_none() {
+                eprintln!("git-rails: warning: git-rails is not on PATH, so the hooks will refuse until it is");
+            }
+        }
+        HooksCommand::Uninstall(a) => {
+            let actions = hooks::uninstall(&store)?;
+            print_actions(&actions, a.json)?;
+        }
+        HooksCommand::Status(a) => {
+            let st = hooks::status(&store);
+            if a.json {
+                super::print_json(&st)?;
+            } else {
+                println!(
+                    "hooks folder: {}{}",
+                    st.hooks_dir,
+                    if st.core_hooks_path {
+                        " (core.hooksPath)"
+                    } else {
+                        ""
+                    }
+                );
+                for h in &st.hooks {
+                    let chained = h
+                        .chained
+                        .as_ref()
+                        .map(|c| format!(", runs {c} first"))
+                        .unwrap_or_default();
+                    println!("{:<12} {}{chained}", h.hook, h.state);
+                }
+                println!(
+                    "git-rails on PATH: {}",
+                    st.git_rails
+                        .as_deref()
+                        .unwrap_or("no (the hooks refuse until it is)")
+                );
+                for p in &st.problems {
+                    println!("problem: {p}");
+                }
+            }
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+fn print_actions(actions: &[hooks::Action], json_out: bool) -> Result<()> {
+    if json_out {
+        return super::print_json(&json!({"schema": "rails-hooks-actions/v1", "actions": actions}));
+    }
+    for a in actions {
+        println!("{:<12} {} ({})", a.hook, a.did, a.path);
+    }
+    Ok(())
+}
+
+fn cmd_hook(h: HookCommand) -> Result<Outcome> {
+    use std::io::Read;
+    let (name, args): (&str, Vec<String>) = match &h {
+        HookCommand::PrePush { remote, url } => (
+            "pre-push",
+            std::iter::once(remote.clone()).chain(url.clone()).collect(),
+        ),
+        HookCommand::CommitMsg { file } => ("commit-msg", vec![file.display().to_string()]),
+        HookCommand::PreReceive => ("pre-receive", vec![]),
+        HookCommand::AgentStop => ("agent-stop", vec![]),
+    };
+    let mut stdin = Vec::new();
+    if name != "commit-msg" {
+        std::io::stdin()
+            .read_to_end(&mut stdin)
+            .map_err(|e| Error::refused(format!("{name}: reading stdin: {e}")))?;
+    }
+    let mut chained = hooks::run::HookResult::default();
+    let hook_dir = std::env::var_os("RAILS_HOOK_DIR").map(PathBuf::from);
+    let failed = hooks::run::run_chained(hook_dir.as_deref(), name, &args, &stdin, &mut chained)?;
+    for l in &chained.lines {
+        eprintln!("{l}");
+    }
+    if let Some(code) = failed {
+        return Ok(exit_with(code));
+    }
+    if name != "pre-receive" && std::env::var("RAILS_SKIP").is_ok_and(|v| v == "1") {
+        eprintln!(
+            "git-rails: RAILS_SKIP=1: the rails checks of {name} are skipped for this command"
+        );
+        return Ok(Outcome::Ok);
+    }
+    let store = Store::discover().map_err(|e| {
+        e.context(format!(
+            "{name}: the hook cannot read the repository, so it refuses"
+        ))
+    })?;
+    let text = String::from_utf8_lossy(&stdin);
+    let result = match h {
+        HookCommand::PrePush { remote, .. } => hooks::run::pre_push(&store, &remote, &text)?,
+        HookCommand::CommitMsg { file } => hooks::run::commit_msg(&store, &file)?,
+        HookCommand::PreReceive => hooks::run::pre_receive(&store, &text)?,
+        HookCommand::AgentStop => hooks::run::agent_stop(&store, &text)?,
+    };
+    for l in &result.lines {
+        eprintln!("{l}");
+    }
+    Ok(exit_with(result.code))
+}
+
+/// An exit code chosen by a hook.
+fn exit_with(code: u8) -> Outcome {
+    match code {
+        0 => Outcome::Ok,
+        2 => Outcome::Blocked,
+        c => Outcome::Code(c),
     }
 }
 

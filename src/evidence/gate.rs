@@ -69,12 +69,22 @@ fn subject_path(p: &str) -> bool {
 
 /// Computes the report for `sprint`, judging staleness on `commit` (None: no commit to judge).
 pub fn evaluate(store: &Store, sprint: &str, commit: Option<ObjectId>) -> Result<Report> {
-    let frozen = contract::require_newest(store, sprint)?;
-    let (state, _) = load(store, sprint)?;
-    let commit_tree = match commit {
+    let tree = match commit {
         Some(c) => Some(store.tree_of(c)?),
         None => None,
     };
+    evaluate_tree(store, sprint, commit.map(|c| c.to_string()), tree)
+}
+
+/// Like [`evaluate`], judging staleness on a tree (the index's tree, for a commit being made).
+pub fn evaluate_tree(
+    store: &Store,
+    sprint: &str,
+    label: Option<String>,
+    commit_tree: Option<ObjectId>,
+) -> Result<Report> {
+    let frozen = contract::require_newest(store, sprint)?;
+    let (state, _) = load(store, sprint)?;
     let mut criteria = Vec::new();
     let mut missing = Vec::new();
     let mut no_receipt = Vec::new();
@@ -177,7 +187,7 @@ pub fn evaluate(store: &Store, sprint: &str, commit: Option<ObjectId>) -> Result
         sprint: sprint.to_string(),
         version: frozen.version.clone(),
         sprint_type: frozen.contract.sprint_type.as_str().to_string(),
-        commit: commit.map(|c| c.to_string()),
+        commit: label,
         done,
         criteria,
         no_receipt,

@@ -37,6 +37,10 @@ pub struct Store {
     git_dir: PathBuf,
     common_dir: PathBuf,
     workdir: Option<PathBuf>,
+    /// Refs read as if they pointed here (a pre-receive hook judging a push before it lands).
+    overrides: std::collections::HashMap<String, ObjectId>,
+    /// A folder that makes quarantined objects readable; kept alive with the store.
+    _shadow: Option<tempfile::TempDir>,
 }
 
 /// One commit of a record chain.
@@ -119,7 +123,53 @@ impl Store {
             git_dir,
             common_dir,
             workdir,
+            overrides: Default::default(),
+            _shadow: None,
         }
+    }
+
+    /// A view of the repository in which the given refs point at new values, as a push that
+    /// has not landed yet would leave them. Inside a pre-receive hook git keeps the pushed
+    /// objects in a quarantine folder (`GIT_OBJECT_DIRECTORY`); the view reads them too.
+    pub fn with_ref_overrides(&self, overrides: Vec<(String, ObjectId)>) -> Result<Store> {
+        let quarantine = std::env::var_os("GIT_OBJECT_DIRECTORY").map(PathBuf::from);
+        let mut view = match quarantine {
+            None => Store::from_repo(self.repo.clone()),
+            Some(q) => {
+                let shadow = tempfile::Builder::new()
+                    .prefix("rails-receive-")
+                    .tempdir()
+                    .ctx("creating a folder to read the pushed objects")?;
+                let dir = shadow.path();
+                let real = &self.common_dir;
+                std::fs::copy(real.join("HEAD"), dir.join("HEAD")).ctx("copying HEAD")?;
+                for name in ["config", "refs", "packed-refs"] {
+                    if real.join(name).exists() {
+                        std::os::unix::fs::symlink(real.join(name), dir.join(name))
+                            .ctx(format!("linking {name}"))?;
+                    }
+                }
+                std::fs::create_dir_all(dir.join("objects/info")).ctx("creating objects/info")?;
+                let mut alternates = vec![absolute(&q), real.join("objects")];
+                if let Some(more) = std::env::var_os("GIT_ALTERNATE_OBJECT_DIRECTORIES") {
+                    alternates.extend(std::env::split_paths(&more).map(|p| absolute(&p)));
+                }
+                let list: String = alternates
+                    .iter()
+                    .map(|p| format!("{}\n", p.display()))
+                    .collect();
+                std::fs::write(dir.join("objects/info/alternates"), list)
+                    .ctx("writing objects/info/alternates")?;
+                let repo = gix::open(dir).ctx("opening the pushed objects")?;
+                let mut s = Store::from_repo(repo);
+                s.git_dir = self.git_dir.clone();
+                s.common_dir = self.common_dir.clone();
+                s._shadow = Some(shadow);
+                s
+            }
+        };
+        view.overrides = overrides.into_iter().collect();
+        Ok(view)
     }
 
     pub fn repo(&self) -> &gix::Repository {
@@ -180,6 +230,9 @@ impl Store {
 
     /// Where a ref points now, without peeling.
     pub fn ref_target(&self, name: &str) -> Result<Option<ObjectId>> {
+        if let Some(id) = self.overrides.get(name) {
+            return Ok(Some(*id));
+        }
         let r = self
             .repo
             .try_find_reference(name)
@@ -499,6 +552,57 @@ impl Store {
             None => true,
         };
         Ok((tree, dirty))
+    }
+
+    /// The tree of the index git is committing (`GIT_INDEX_FILE` in a hook, else the
+    /// repository's index), computed from a copy so the index itself is not touched.
+    pub fn index_tree(&self) -> Result<ObjectId> {
+        let index = match std::env::var_os("GIT_INDEX_FILE") {
+            Some(p) => absolute(Path::new(&p)),
+            None => self.git_dir.join("index"),
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix("rails-index-")
+            .tempfile_in(&self.git_dir)
+            .ctx("creating a temporary index")?;
+        if index.exists() {
+            std::fs::copy(&index, tmp.path()).ctx(format!("copying {}", index.display()))?;
+        }
+        let dir = self.workdir.clone().unwrap_or_else(|| self.git_dir.clone());
+        let out = std::process::Command::new("git")
+            .args(["write-tree"])
+            .current_dir(&dir)
+            .env("GIT_INDEX_FILE", tmp.path())
+            .output()
+            .ctx("running git write-tree")?;
+        if !out.status.success() {
+            return Err(Error::refused(format!(
+                "cannot compute the tree being committed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        let hex = String::from_utf8_lossy(&out.stdout);
+        ObjectId::from_hex(hex.trim().as_bytes()).ctx("reading the index's tree id")
+    }
+
+    /// Whether `old` is an ancestor of `new` (a fast-forward), as git decides it; works on
+    /// quarantined objects inside a pre-receive hook.
+    pub fn is_ancestor(&self, old: &str, new: &str) -> Result<bool> {
+        let dir = self.workdir.clone().unwrap_or_else(|| self.git_dir.clone());
+        let status = std::process::Command::new("git")
+            .args(["merge-base", "--is-ancestor", old, new])
+            .current_dir(&dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .ctx("running git merge-base")?;
+        match status.code() {
+            Some(0) => Ok(true),
+            Some(1) => Ok(false),
+            _ => Err(Error::internal(format!(
+                "git merge-base --is-ancestor {old} {new} failed ({status})"
+            ))),
+        }
     }
 
     /// A configuration value as git reads it (all scopes).
