@@ -8,7 +8,8 @@ use std::process::Output;
 use serde_json::{json, Value};
 
 pub struct TestRepo {
-    pub dir: tempfile::TempDir,
+    root: PathBuf,
+    _dir: Option<tempfile::TempDir>,
     pub home: tempfile::TempDir,
 }
 
@@ -84,8 +85,10 @@ impl TestRepo {
 
     /// A repository with no commit yet.
     pub fn bare_init() -> TestRepo {
+        let dir = tempfile::tempdir().unwrap();
         let repo = TestRepo {
-            dir: tempfile::tempdir().unwrap(),
+            root: dir.path().to_path_buf(),
+            _dir: Some(dir),
             home: tempfile::tempdir().unwrap(),
         };
         repo.git(&["init", "-q", "-b", "main"]);
@@ -93,7 +96,7 @@ impl TestRepo {
     }
 
     pub fn path(&self) -> &Path {
-        self.dir.path()
+        &self.root
     }
 
     fn env(&self, cmd: &mut std::process::Command) {
@@ -107,7 +110,16 @@ impl TestRepo {
         ] {
             cmd.env_remove(var);
         }
+        // The binaries under test come first on PATH, so the hooks git runs call them (and
+        // not some other installed git-rails).
+        let bins = bin("git-rails").parent().unwrap().to_path_buf();
+        let path = format!(
+            "{}:{}",
+            bins.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
         cmd.current_dir(self.path())
+            .env("PATH", path)
             .env("HOME", self.home.path())
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -132,6 +144,27 @@ impl TestRepo {
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// An existing repository (e.g. a bare remote) driven like a test repository; the folder
+    /// belongs to the caller.
+    pub fn at(path: &Path) -> TestRepo {
+        TestRepo {
+            root: path.to_path_buf(),
+            _dir: None,
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// Runs git with extra environment and returns the whole result.
+    pub fn git_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = std::process::Command::new("git");
+        cmd.args(args);
+        self.env(&mut cmd);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Run::from(cmd.output().unwrap())
     }
 
     /// Runs git and returns the whole result, whatever it was.

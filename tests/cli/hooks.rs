@@ -1,0 +1,593 @@
+//! Hooks through real pushes to local bare repositories and real commits.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use crate::harness::{bin, check, Run, TestRepo};
+use serde_json::json;
+
+/// PATH with the built binaries first, as after `cargo install`.
+fn path_with_bins() -> String {
+    let dir = bin("git-rails").parent().unwrap().to_path_buf();
+    format!("{}:{}", dir.display(), std::env::var("PATH").unwrap())
+}
+
+/// A repository with a bare remote `origin`, a frozen sprint S (one criterion, c1: done.txt
+/// exists) bound to main.
+fn repo_with_remote() -> (TestRepo, tempfile::TempDir) {
+    let repo = TestRepo::new();
+    let remote = tempfile::tempdir().unwrap();
+    repo.git(&["init", "-q", "--bare", remote.path().to_str().unwrap()]);
+    repo.git(&["remote", "add", "origin", remote.path().to_str().unwrap()]);
+    repo.draft(
+        "S",
+        json!([check("c1", "file_exists", json!({"path": "done.txt"}))]),
+    );
+    repo.rails(&["contract", "freeze", "S"]).ok();
+    repo.rails(&["contract", "bind", "S"]).ok();
+    (repo, remote)
+}
+
+fn prove(repo: &TestRepo) {
+    repo.rails(&["evidence", "red", "c1"]).ok();
+    repo.write("done.txt", "done\n");
+    repo.commit_all("the work");
+    repo.rails(&["evidence", "green", "c1"]).ok();
+    repo.rails(&["evidence", "surface", "c1", "--note", "PR comment"])
+        .ok();
+    repo.rails(&["evidence", "cleanup", "c1", "--note", "nothing was started"])
+        .ok();
+}
+
+fn git_with_path(repo: &TestRepo, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut e: Vec<(&str, &str)> = vec![];
+    let path = path_with_bins();
+    e.push(("PATH", &path));
+    e.extend_from_slice(env);
+    repo.git_env(args, &e)
+}
+
+fn remote_ref(remote: &Path, name: &str) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "--verify", "-q", name])
+        .current_dir(remote)
+        .output()
+        .unwrap();
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+#[test]
+fn install_is_idempotent_and_uninstall_restores_exactly() {
+    let repo = TestRepo::new();
+    let hooks = repo.path().join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let original = "#!/bin/sh\n# the team's own pre-push\nexit 0\n";
+    std::fs::write(hooks.join("pre-push"), original).unwrap();
+    std::fs::set_permissions(
+        hooks.join("pre-push"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+
+    repo.rails(&["hooks", "install"])
+        .ok()
+        .stdout_has("kept as pre-push.local");
+    let installed = std::fs::read_to_string(hooks.join("pre-push")).unwrap();
+    assert!(installed.contains("# rails-spar hook: pre-push"));
+    assert!(installed.contains("exec git-rails hook pre-push \"$@\""));
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("pre-push.local")).unwrap(),
+        original
+    );
+    let mode = std::fs::metadata(hooks.join("commit-msg"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o111, 0o111);
+    // Installing twice changes nothing.
+    repo.rails(&["hooks", "install"])
+        .ok()
+        .stdout_has("already installed");
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("pre-push")).unwrap(),
+        installed
+    );
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("pre-push.local")).unwrap(),
+        original
+    );
+    // The scripts in githooks/ are what is installed.
+    let shipped =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("githooks/pre-push"))
+            .unwrap();
+    assert_eq!(installed, shipped);
+
+    repo.rails(&["hooks", "uninstall"])
+        .ok()
+        .stdout_has("restored");
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("pre-push")).unwrap(),
+        original
+    );
+    assert!(!hooks.join("pre-push.local").exists());
+    assert!(!hooks.join("commit-msg").exists());
+}
+
+#[test]
+fn a_push_of_unproven_work_is_refused_and_proven_work_goes_through() {
+    let (repo, remote) = repo_with_remote();
+    repo.rails(&["hooks", "install"]).ok();
+    repo.write("x.txt", "x\n");
+    repo.commit_all("work without proof");
+    let out = git_with_path(&repo, &["push", "origin", "main"], &[]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr
+            .contains("push of refs/heads/main refused: S v1 is not done"),
+        "{out}"
+    );
+    assert!(
+        out.stderr
+            .contains("c1 is pending: git rails evidence red S c1"),
+        "{out}"
+    );
+    assert_eq!(remote_ref(remote.path(), "refs/heads/main"), None);
+
+    prove(&repo);
+    let out = git_with_path(&repo, &["push", "origin", "main"], &[]);
+    out.ok();
+    assert!(out.stderr.contains("S v1 is done at"), "{out}");
+    assert_eq!(
+        remote_ref(remote.path(), "refs/heads/main"),
+        Some(repo.git(&["rev-parse", "HEAD"]).trim().to_string())
+    );
+
+    // A later commit that touches the proven file makes the criterion stale: refused again.
+    repo.write("done.txt", "changed\n");
+    repo.commit_all("change the subject");
+    let out = git_with_path(&repo, &["push", "origin", "main"], &[]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(out.stderr.contains("is stale: done.txt changed"), "{out}");
+    assert!(
+        out.stderr.contains("git rails evidence recheck S c1"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_gate_judges_the_pushed_commit_not_the_work_tree() {
+    let (repo, remote) = repo_with_remote();
+    repo.rails(&["hooks", "install"]).ok();
+    prove(&repo);
+    let proven = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.write("done.txt", "changed\n");
+    repo.commit_all("stale");
+    // Pushing the proven commit passes even though HEAD is stale.
+    git_with_path(
+        &repo,
+        &["push", "origin", &format!("{proven}:refs/heads/main")],
+        &[],
+    )
+    .ok();
+    assert_eq!(remote_ref(remote.path(), "refs/heads/main"), Some(proven));
+}
+
+#[test]
+fn record_refs_and_deletions_are_never_blocked_and_rails_skip_skips() {
+    let (repo, remote) = repo_with_remote();
+    repo.rails(&["hooks", "install"]).ok();
+    repo.rails(&["evidence", "red", "c1"]).ok();
+    git_with_path(
+        &repo,
+        &[
+            "push",
+            "origin",
+            "refs/rails/contracts/S",
+            "refs/rails/evidence/S",
+        ],
+        &[],
+    )
+    .ok();
+    assert!(remote_ref(remote.path(), "refs/rails/evidence/S").is_some());
+
+    let out = git_with_path(&repo, &["push", "origin", "main"], &[("RAILS_SKIP", "1")]);
+    out.ok();
+    assert!(
+        out.stderr
+            .contains("RAILS_SKIP=1: the rails checks of pre-push are skipped"),
+        "{out}"
+    );
+    git_with_path(&repo, &["push", "origin", ":main"], &[]).ok();
+    assert_eq!(remote_ref(remote.path(), "refs/heads/main"), None);
+}
+
+#[test]
+fn the_sprint_comes_from_trailers_when_the_branch_has_none() {
+    let (repo, remote) = repo_with_remote();
+    repo.git(&["config", "--unset", "branch.main.railsSprint"]);
+    repo.rails(&["hooks", "install"]).ok();
+    repo.git(&["checkout", "-q", "-b", "topic"]);
+    // No sprint anywhere: passes with a line saying so.
+    repo.git(&["commit", "-q", "--allow-empty", "-m", "plain"]);
+    let out = git_with_path(&repo, &["push", "origin", "topic"], &[]);
+    out.ok();
+    assert!(
+        out.stderr.contains("names no sprint; nothing to gate"),
+        "{out}"
+    );
+    // rails.requireSprint turns that into a refusal.
+    repo.git(&["commit", "-q", "--allow-empty", "-m", "plain 2"]);
+    let out = git_with_path(
+        &repo,
+        &["-c", "rails.requireSprint=true", "push", "origin", "topic"],
+        &[],
+    );
+    assert_ne!(out.code, 0, "{out}");
+    // A Rails-Sprint trailer in a pushed commit names the sprint.
+    repo.git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "--no-verify",
+        "-m",
+        "feat\n\nRails-Sprint: S",
+    ]);
+    repo.git(&["commit", "-q", "--allow-empty", "-m", "after"]);
+    let out = git_with_path(&repo, &["push", "origin", "topic"], &[]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(out.stderr.contains("S v1 is not done"), "{out}");
+    let _ = remote;
+}
+
+#[test]
+fn a_chained_hook_runs_first_with_the_same_args_and_stdin_and_its_failure_blocks() {
+    let (repo, remote) = repo_with_remote();
+    let hooks = repo.path().join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let log = repo.path().join("chained.log");
+    let script = format!(
+        "#!/bin/sh\necho \"args: $*\" > {log}\ncat >> {log}\nexit ${{CHAINED_EXIT:-0}}\n",
+        log = log.display()
+    );
+    std::fs::write(hooks.join("pre-push"), script).unwrap();
+    std::fs::set_permissions(
+        hooks.join("pre-push"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    repo.rails(&["hooks", "install"]).ok();
+    prove(&repo);
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let out = git_with_path(&repo, &["push", "origin", "main"], &[("CHAINED_EXIT", "7")]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr
+            .contains("pre-push.local (the hook that was here before ours) failed with exit 7"),
+        "{out}"
+    );
+    assert_eq!(remote_ref(remote.path(), "refs/heads/main"), None);
+    let seen = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        seen.starts_with(&format!("args: origin {}\n", remote.path().display())),
+        "{seen}"
+    );
+    assert!(
+        seen.contains(&format!(
+            "refs/heads/main {head} refs/heads/main {}",
+            "0".repeat(40)
+        )),
+        "{seen}"
+    );
+    git_with_path(&repo, &["push", "origin", "main"], &[]).ok();
+    // RAILS_SKIP skips ours, not the team's own hook.
+    repo.git(&["commit", "-q", "--allow-empty", "-m", "more"]);
+    let out = git_with_path(
+        &repo,
+        &["push", "origin", "main"],
+        &[("RAILS_SKIP", "1"), ("CHAINED_EXIT", "3")],
+    );
+    assert_ne!(out.code, 0, "{out}");
+}
+
+#[test]
+fn core_hooks_path_is_where_hooks_go() {
+    let (repo, remote) = repo_with_remote();
+    repo.git(&["config", "core.hooksPath", ".githooks"]);
+    repo.rails(&["hooks", "install"])
+        .ok()
+        .stdout_has(".githooks/pre-push");
+    assert!(repo.path().join(".githooks/pre-push").exists());
+    let st = repo.rails(&["hooks", "status", "--json"]).json();
+    assert_eq!(st["coreHooksPath"], true);
+    assert_eq!(st["hooks"][0]["state"], "installed");
+    let out = git_with_path(&repo, &["push", "origin", "main"], &[]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(out.stderr.contains("S v1 is not done"), "{out}");
+}
+
+#[test]
+fn linked_worktrees_share_the_hooks() {
+    let (repo, remote) = repo_with_remote();
+    repo.rails(&["hooks", "install"]).ok();
+    // A linked worktree shares the common dir's hooks: its unproven push is refused too.
+    let wt = tempfile::tempdir().unwrap();
+    let wt_path = wt.path().join("wt");
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "side",
+        wt_path.to_str().unwrap(),
+    ]);
+    repo.git(&["config", "branch.side.railsSprint", "S"]);
+    let out = std::process::Command::new("git")
+        .args(["push", "origin", "side"])
+        .current_dir(&wt_path)
+        .env("PATH", path_with_bins())
+        .env("HOME", repo.home.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("S v1 is not done"));
+    assert_eq!(remote_ref(remote.path(), "refs/heads/side"), None);
+}
+
+#[test]
+fn a_missing_binary_fails_closed_and_status_finds_problems() {
+    let (repo, remote) = repo_with_remote();
+    repo.rails(&["hooks", "install"]).ok();
+    // PATH without git-rails: the hook says so and refuses.
+    let out = repo.git_env(&["push", "origin", "main"], &[("PATH", "/usr/bin:/bin")]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(out.stderr.contains("git-rails is not on PATH"), "{out}");
+    assert_eq!(remote_ref(remote.path(), "refs/heads/main"), None);
+
+    let hook = repo.path().join(".git/hooks/commit-msg");
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let st = repo.rails_env(&["hooks", "status"], &[("PATH", "/usr/bin:/bin")]);
+    st.ok()
+        .stdout_has("commit-msg   not-executable")
+        .stdout_has("lost its run bit")
+        .stdout_has("git-rails is not on PATH");
+    std::fs::remove_file(repo.path().join(".git/hooks/pre-push")).unwrap();
+    repo.rails(&["hooks", "status"])
+        .ok()
+        .stdout_has("pre-push     missing");
+    repo.rails(&["hooks", "install"]).ok();
+    repo.rails(&["hooks", "status"])
+        .ok()
+        .stdout_lacks("problem:");
+}
+
+#[test]
+fn spar_require_gate_refuses_without_a_spar_gate() {
+    let (repo, _remote) = repo_with_remote();
+    repo.rails(&["hooks", "install"]).ok();
+    prove(&repo);
+    // `git -c` reaches the hook through GIT_CONFIG_PARAMETERS.
+    let out = git_with_path(
+        &repo,
+        &["-c", "spar.requireGate=true", "push", "origin", "main"],
+        &[],
+    );
+    assert_ne!(out.code, 0, "{out}");
+    assert!(out.stderr.contains("spar.requireGate is true"), "{out}");
+}
+
+#[test]
+fn pre_push_stdin_is_parsed_exactly() {
+    let (repo, _remote) = repo_with_remote();
+    let run = |input: &str| {
+        let mut cmd = std::process::Command::new(bin("git-rails"));
+        cmd.args(["hook", "pre-push", "origin", "url"])
+            .current_dir(repo.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", repo.home.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    // An up-to-date push gives empty stdin: nothing to judge.
+    assert!(run("").status.success());
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let bad = run(&format!("refs/heads/main {head} refs/heads/main\n"));
+    assert_eq!(bad.status.code(), Some(65));
+    let short_zero = run(&format!(
+        "refs/heads/main {head} refs/heads/main {}\n",
+        "0".repeat(39)
+    ));
+    assert_eq!(short_zero.status.code(), Some(65));
+    // A deletion (zero local oid, 40 or 64 characters) is never blocked.
+    let del = run(&format!(
+        "(delete) {} refs/heads/main {head}\n",
+        "0".repeat(40)
+    ));
+    assert!(
+        del.status.success(),
+        "{}",
+        String::from_utf8_lossy(&del.stderr)
+    );
+    let del64 = run(&format!(
+        "(delete) {} refs/heads/x {}\n",
+        "0".repeat(64),
+        "a".repeat(64)
+    ));
+    assert!(del64.status.success());
+    let unproven = run(&format!(
+        "refs/heads/main {head} refs/heads/main {}\n",
+        "0".repeat(40)
+    ));
+    assert_eq!(unproven.status.code(), Some(2));
+}
+
+#[test]
+fn commit_msg_checks_sprint_and_done_trailers() {
+    let (repo, _remote) = repo_with_remote();
+    repo.rails(&["hooks", "install"]).ok();
+    let commit =
+        |msg: &str| git_with_path(&repo, &["commit", "-q", "--allow-empty", "-m", msg], &[]);
+    commit("plain message").ok();
+    let out = commit("feat\n\nRails-Sprint: NOPE-1");
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr
+            .contains("Rails-Sprint: NOPE-1 names no frozen contract"),
+        "{out}"
+    );
+    commit("feat\n\nRails-Sprint: S").ok();
+    let out = commit("finish\n\nRails-Done: S");
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr.contains("Rails-Done: S claims completion"),
+        "{out}"
+    );
+    assert!(out.stderr.contains("git rails evidence red S c1"), "{out}");
+    prove(&repo);
+    commit("finish\n\nRails-Done: S").ok();
+    // The tree being committed is judged: staging a change to the proven file makes it stale.
+    repo.write("done.txt", "edited\n");
+    repo.git(&["add", "done.txt"]);
+    let out = git_with_path(&repo, &["commit", "-q", "-m", "edit\n\nRails-Done: S"], &[]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(out.stderr.contains("stale"), "{out}");
+}
+
+#[test]
+fn pre_receive_refuses_rewriting_and_deleting_records() {
+    let (repo, remote) = repo_with_remote();
+    let server = TestRepo::at(remote.path());
+    server
+        .rails(&["hooks", "install"])
+        .ok()
+        .stdout_has("pre-receive");
+    let env = [("PATH", path_with_bins())];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    repo.git_env(&["push", "origin", "main", "refs/rails/contracts/S"], &env)
+        .ok();
+    // A fast-forward of a record is fine.
+    repo.draft(
+        "S",
+        json!([check(
+            "c1",
+            "file_exists",
+            json!({"path": "done.txt", "type": "file"})
+        )]),
+    );
+    repo.rails(&["contract", "freeze", "S", "--bump"]).ok();
+    repo.git_env(&["push", "origin", "refs/rails/contracts/S"], &env)
+        .ok();
+    let tip = remote_ref(remote.path(), "refs/rails/contracts/S").unwrap();
+    // A rewrite (force-push) is refused.
+    let tree = repo.git(&["rev-parse", "refs/rails/contracts/S^{tree}"]);
+    let fake = repo.git(&["commit-tree", "-m", "rewritten", tree.trim()]);
+    repo.git(&["update-ref", "refs/rails/contracts/S", fake.trim()]);
+    let out = repo.git_env(&["push", "-f", "origin", "refs/rails/contracts/S"], &env);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr
+            .contains("is not a fast-forward: a frozen record is never rewritten"),
+        "{out}"
+    );
+    // A deletion is refused.
+    let out = repo.git_env(&["push", "origin", ":refs/rails/contracts/S"], &env);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(out.stderr.contains("records are never deleted"), "{out}");
+    assert_eq!(
+        remote_ref(remote.path(), "refs/rails/contracts/S"),
+        Some(tip)
+    );
+}
+
+#[test]
+fn pre_receive_gate_judges_the_pushed_objects() {
+    let (repo, remote) = repo_with_remote();
+    let server = TestRepo::at(remote.path());
+    server.rails(&["hooks", "install"]).ok();
+    server.git(&["config", "rails.receiveGate", "true"]);
+    let env = [("PATH", path_with_bins())];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    repo.git_env(&["push", "origin", "refs/rails/contracts/S"], &env)
+        .ok();
+    prove(&repo);
+    repo.git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "ship\n\nRails-Sprint: S",
+    ]);
+    // The branch alone: the server has no evidence, so the update is refused.
+    let out = repo.git_env(&["push", "--no-verify", "origin", "main"], &env);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr
+            .contains("update of refs/heads/main refused: S v1 is not done"),
+        "{out}"
+    );
+    // With the evidence in the same push, the gate reads it from the quarantined objects.
+    repo.git_env(
+        &[
+            "push",
+            "--no-verify",
+            "origin",
+            "main",
+            "refs/rails/evidence/S",
+        ],
+        &env,
+    )
+    .ok();
+    assert!(remote_ref(remote.path(), "refs/heads/main").is_some());
+}
+
+#[test]
+fn agent_stop_exit_codes() {
+    let (repo, _remote) = repo_with_remote();
+    let run = |input: &str| {
+        let mut child = std::process::Command::new(bin("git-rails"))
+            .args(["hook", "agent-stop"])
+            .current_dir(repo.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", repo.home.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let event = r#"{"session_id":"abc","transcript_path":"/tmp/t.jsonl","hook_event_name":"Stop","stop_hook_active":false}"#;
+    let (code, err) = run(event);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("still has unproven criteria"), "{err}");
+    assert!(err.contains("git rails evidence red S c1"), "{err}");
+    assert_eq!(run("not json").0, 65);
+    prove(&repo);
+    assert_eq!(run(event).0, 0);
+    repo.git(&["config", "--unset", "branch.main.railsSprint"]);
+    assert_eq!(run(event).0, 0);
+}
