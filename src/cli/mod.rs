@@ -3,6 +3,17 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+/// `println!` that ends the process quietly when stdout is a closed pipe (`… | head`).
+macro_rules! outln {
+    () => { $crate::cli::write_out(format_args!("\n")) };
+    ($($t:tt)*) => { $crate::cli::write_out(format_args!("{}\n", format_args!($($t)*))) };
+}
+
+/// `print!` with the same care.
+macro_rules! out {
+    ($($t:tt)*) => { $crate::cli::write_out(format_args!($($t)*)) };
+}
+
 pub mod man;
 pub mod rails;
 pub mod spar;
@@ -49,10 +60,21 @@ pub fn report(prog: &str, result: Result<Outcome, Error>) -> ExitCode {
     }
 }
 
+/// Writes to stdout; a reader that went away (a closed pipe) ends the process with 0, as
+/// other command-line tools do, instead of a panic.
+pub fn write_out(args: std::fmt::Arguments<'_>) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|_| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+    }
+}
+
 /// Prints a JSON document on stdout.
 pub fn print_json(v: &impl serde::Serialize) -> Result<(), Error> {
     let s = serde_json::to_string_pretty(v)
         .map_err(|e| Error::internal(format!("rendering JSON: {e}")))?;
-    println!("{s}");
+    outln!("{s}");
     Ok(())
 }

@@ -330,7 +330,7 @@ fn cmd_hooks(h: HooksCommand) -> Result<Outcome> {
             if a.json {
                 super::print_json(&st)?;
             } else {
-                println!(
+                outln!(
                     "hooks folder: {}{}",
                     st.hooks_dir,
                     if st.core_hooks_path {
@@ -345,16 +345,16 @@ fn cmd_hooks(h: HooksCommand) -> Result<Outcome> {
                         .as_ref()
                         .map(|c| format!(", runs {c} first"))
                         .unwrap_or_default();
-                    println!("{:<12} {}{chained}", h.hook, h.state);
+                    outln!("{:<12} {}{chained}", h.hook, h.state);
                 }
-                println!(
+                outln!(
                     "git-rails on PATH: {}",
                     st.git_rails
                         .as_deref()
                         .unwrap_or("no (the hooks refuse until it is)")
                 );
                 for p in &st.problems {
-                    println!("problem: {p}");
+                    outln!("problem: {p}");
                 }
             }
         }
@@ -367,7 +367,7 @@ fn print_actions(actions: &[hooks::Action], json_out: bool) -> Result<()> {
         return super::print_json(&json!({"schema": "rails-hooks-actions/v1", "actions": actions}));
     }
     for a in actions {
-        println!("{:<12} {} ({})", a.hook, a.did, a.path);
+        outln!("{:<12} {} ({})", a.hook, a.did, a.path);
     }
     Ok(())
 }
@@ -467,14 +467,15 @@ fn cmd_bind(a: BindArgs) -> Result<Outcome> {
     };
     let frozen = contract::newest(&store, &a.sprint)?;
     store.set_config(&format!("branch.{branch}.railsSprint"), &a.sprint)?;
-    println!(
+    outln!(
         "bound {} to branch {branch} (branch.{branch}.railsSprint)",
         a.sprint
     );
     if frozen.is_none() {
-        println!(
+        outln!(
             "note: {} has no frozen contract yet; freeze it with `git rails contract freeze {}`",
-            a.sprint, a.sprint
+            a.sprint,
+            a.sprint
         );
     }
     Ok(Outcome::Ok)
@@ -510,13 +511,13 @@ fn cmd_evidence(t: Transition, a: EvidenceArgs) -> Result<Outcome> {
         .as_deref()
         .map(|s| format!(": {s}"))
         .unwrap_or_default();
-    println!(
+    outln!(
         "{label} {sprint} {criterion} recorded as {id} (evidence {}){what}",
         short(&rec.commit)
     );
-    println!("{criterion} is now {}", rec.status.as_str());
+    outln!("{criterion} is now {}", rec.status.as_str());
     if t == Transition::Reopen {
-        println!(
+        outln!(
             "the cycle is archived; earn RED again: git rails evidence red {sprint} {criterion}"
         );
     }
@@ -531,7 +532,7 @@ fn cmd_status(a: StatusArgs) -> Result<Outcome> {
     if a.json {
         super::print_json(&report)?;
     } else {
-        print!("{}", gate::render_status(&report));
+        out!("{}", gate::render_status(&report));
     }
     Ok(Outcome::Ok)
 }
@@ -552,7 +553,7 @@ fn cmd_gate(a: GateArgs) -> Result<Outcome> {
     if a.json {
         super::print_json(&report)?;
     } else if report.done {
-        println!(
+        outln!(
             "gate passed: {} {} is done at {} ({} criteria surfaced, receipts in, none stale)",
             report.sprint,
             report.version,
@@ -560,7 +561,7 @@ fn cmd_gate(a: GateArgs) -> Result<Outcome> {
             report.criteria.len()
         );
     } else {
-        println!(
+        outln!(
             "gate blocked: {} {} is not done at {} ({} step{} missing)",
             report.sprint,
             report.version,
@@ -569,7 +570,7 @@ fn cmd_gate(a: GateArgs) -> Result<Outcome> {
             if report.missing.len() == 1 { "" } else { "s" }
         );
         for m in &report.missing {
-            println!("- {} {}: {}", m.criterion, m.reason, m.command);
+            outln!("- {} {}: {}", m.criterion, m.reason, m.command);
         }
     }
     Ok(if report.done {
@@ -642,7 +643,7 @@ fn cmd_generate(a: GenerateArgs) -> Result<Outcome> {
         }))?;
     } else {
         let c = &generated.contract;
-        println!(
+        outln!(
             "wrote {} ({} checks, {} runtime commands, {} prerequisites, {} non-goals)",
             contract::rel(&root, &path),
             c.dod.checks.len(),
@@ -651,26 +652,26 @@ fn cmd_generate(a: GenerateArgs) -> Result<Outcome> {
             c.non_goals.len()
         );
         if !generated.manual_items.is_empty() {
-            println!(
+            outln!(
                 "{} item{} could only be mapped to a manual check; make each executable if you can:",
                 generated.manual_items.len(),
                 if generated.manual_items.len() == 1 { "" } else { "s" }
             );
             for m in &generated.manual_items {
-                println!("  {} [{}]: {}", m.check_id, m.section, m.text);
+                outln!("  {} [{}]: {}", m.check_id, m.section, m.text);
             }
         }
         if let Some(cl) = &checklist {
-            println!("wrote {cl}: tick its items when a person has checked them");
+            outln!("wrote {cl}: tick its items when a person has checked them");
         }
         for w in &generated.warnings {
-            println!("warning: {w}");
+            outln!("warning: {w}");
         }
         match next_version {
-            Some(v) => println!(
+            Some(v) => outln!(
                 "{sprint} is frozen; this is the draft of {v}: review it with `git rails contract edit {sprint} --next`, then `git rails contract freeze {sprint} --bump`"
             ),
-            None => println!(
+            None => outln!(
                 "next: review it with `git rails contract edit {sprint}`, then `git rails contract freeze {sprint}`"
             ),
         }
@@ -733,7 +734,7 @@ fn cmd_edit(a: EditArgs) -> Result<Outcome> {
         ))
     })?;
     let bump = if frozen.is_some() { " --bump" } else { "" };
-    println!(
+    outln!(
         "{} is valid ({} checks); freeze it with `git rails contract freeze {sprint}{bump}`",
         contract::rel(&root, &path),
         c.dod.checks.len()
@@ -797,14 +798,14 @@ fn cmd_freeze(a: FreezeArgs) -> Result<Outcome> {
     if a.json {
         super::print_json(&frozen_json(&f))?;
     } else {
-        println!(
+        outln!(
             "froze {} {} as {} (refs/rails/contracts/{}); the draft is now read-only",
             f.sprint,
             f.version,
             short(&f.commit.to_string()),
             f.sprint
         );
-        println!(
+        outln!(
             "next: `git rails contract validate {}` runs its checks",
             f.sprint
         );
@@ -840,7 +841,7 @@ fn cmd_validate(a: ValidateArgs) -> Result<Outcome> {
         if json_out {
             eprintln!("{line}");
         } else {
-            println!("{line}");
+            outln!("{line}");
         }
     };
     let report = validate::run(&store, &target, &mut progress)?;
@@ -861,9 +862,9 @@ fn cmd_validate(a: ValidateArgs) -> Result<Outcome> {
     if json_out {
         super::print_json(&report)?;
     } else {
-        println!("{}", validate::verdict_line(&report));
+        outln!("{}", validate::verdict_line(&report));
         if let Some(head) = noted {
-            println!(
+            outln!(
                 "report added to refs/notes/rails on {} (git notes --ref=rails show {})",
                 short(&head.to_string()),
                 short(&head.to_string())
@@ -886,7 +887,7 @@ fn cmd_show(a: ShowArgs) -> Result<Outcome> {
         return Ok(Outcome::Ok);
     }
     let c = &f.contract;
-    println!(
+    outln!(
         "Contract {} {} [{}] frozen {} at {}",
         f.sprint,
         f.version,
@@ -895,27 +896,27 @@ fn cmd_show(a: ShowArgs) -> Result<Outcome> {
         short(&f.commit.to_string())
     );
     if let Some(b) = f.base {
-        println!("base commit: {b}");
+        outln!("base commit: {b}");
     }
-    println!("id: {}  reviewer profile: {:?}", c.id, c.reviewer_profile);
-    println!("Definition of done ({} checks):", c.dod.checks.len());
+    outln!("id: {}  reviewer profile: {:?}", c.id, c.reviewer_profile);
+    outln!("Definition of done ({} checks):", c.dod.checks.len());
     for ch in &c.dod.checks {
-        println!(
+        outln!(
             "  - {} [{}{}]: {}",
             ch.id,
             ch.kind.as_str(),
             if ch.blocking { "" } else { ", non-blocking" },
             ch.description
         );
-        println!("      spec: {}", ch.spec);
+        outln!("      spec: {}", ch.spec);
         if let Some(scope) = &ch.scope {
-            println!("      scope: {}", scope.join(", "));
+            outln!("      scope: {}", scope.join(", "));
         }
     }
     if !c.environment_prerequisites.is_empty() {
-        println!("Prerequisites:");
+        outln!("Prerequisites:");
         for p in &c.environment_prerequisites {
-            println!(
+            outln!(
                 "  - {} [{}] {} ({})",
                 p.name,
                 p.check.as_str(),
@@ -925,21 +926,23 @@ fn cmd_show(a: ShowArgs) -> Result<Outcome> {
         }
     }
     if !c.runtime_validation.commands.is_empty() {
-        println!("Runtime commands:");
+        outln!("Runtime commands:");
         for r in &c.runtime_validation.commands {
-            println!(
+            outln!(
                 "  - {}: {} (timeout {} ms)",
-                r.name, r.command, r.timeout_ms
+                r.name,
+                r.command,
+                r.timeout_ms
             );
         }
     }
     if !c.non_goals.is_empty() {
-        println!("Non-goals:");
+        outln!("Non-goals:");
         for g in &c.non_goals {
             match g {
-                schema::NonGoal::Text(t) => println!("  - {t}"),
+                schema::NonGoal::Text(t) => outln!("  - {t}"),
                 schema::NonGoal::Paths(p) => {
-                    println!(
+                    outln!(
                         "  - {} (FAIL if the change touches {})",
                         p.text,
                         p.paths.join(", ")
@@ -949,9 +952,11 @@ fn cmd_show(a: ShowArgs) -> Result<Outcome> {
         }
     }
     let g = &c.approval_gates;
-    println!(
+    outln!(
         "Approval gates: impl={} review={} deploy={}",
-        g.implementation, g.review, g.deploy
+        g.implementation,
+        g.review,
+        g.deploy
     );
     Ok(Outcome::Ok)
 }
@@ -992,7 +997,7 @@ fn cmd_history(a: HistoryArgs) -> Result<Outcome> {
         return Ok(Outcome::Ok);
     }
     for (f, changes) in rows {
-        println!(
+        outln!(
             "{:<6} {}  commit {}  base {}",
             f.version,
             contract::rfc3339(f.frozen_at),
@@ -1002,7 +1007,7 @@ fn cmd_history(a: HistoryArgs) -> Result<Outcome> {
                 .unwrap_or_else(|| "none".into())
         );
         for c in changes {
-            println!("       {c}");
+            outln!("       {c}");
         }
     }
     Ok(Outcome::Ok)
@@ -1031,7 +1036,7 @@ fn cmd_list(a: ListArgs) -> Result<Outcome> {
         );
     }
     for f in &all {
-        println!(
+        outln!(
             "{:<16} {:<6} {:<9} {} checks  frozen {}",
             f.sprint,
             f.version,

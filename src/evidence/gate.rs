@@ -62,9 +62,10 @@ fn short(id: &Option<String>) -> Option<String> {
     id.as_ref().map(|s| s[..s.len().min(7)].to_string())
 }
 
-/// Paths under `.rails/` are the tool's own drafts and checklists, not the subject.
-fn subject_path(p: &str) -> bool {
-    !p.starts_with(".rails/")
+/// Paths under `.rails/` are the tool's own drafts, not the subject; a review proof's own
+/// checklist is its subject wherever it lives.
+fn subject_path(p: &str, checklist: Option<&str>) -> bool {
+    !p.starts_with(".rails/") || checklist == Some(p)
 }
 
 /// Computes the report for `sprint`, judging staleness on `commit` (None: no commit to judge).
@@ -103,6 +104,12 @@ pub fn evaluate_tree(
                         Error::internal(format!("criterion {} has a bad bound tree: {e}", check.id))
                     })?;
                     if bound != tree {
+                        let checklist = match check.typed_spec() {
+                            Ok(crate::contract::schema::CheckSpec::ManualChecklist(c)) => {
+                                Some(c.path.trim_start_matches("./").to_string())
+                            }
+                            _ => None,
+                        };
                         let scope = match &check.scope {
                             Some(globs) => Some(glob_matcher(globs)?),
                             None => None,
@@ -110,7 +117,7 @@ pub fn evaluate_tree(
                         let changed: Vec<String> = store
                             .changed_paths(bound, tree)?
                             .into_iter()
-                            .filter(|p| subject_path(p))
+                            .filter(|p| subject_path(p, checklist.as_deref()))
                             .filter(|p| scope.as_ref().is_none_or(|s| s.is_match(p.as_str())))
                             .collect();
                         if !changed.is_empty() {

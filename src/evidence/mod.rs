@@ -517,9 +517,8 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
             }
             record.evidence = ev;
             refuse_outcome(req, &check, &outcome)?;
-            if !log.is_empty() {
-                captured_log = Some(log);
-            }
+            // Written even when empty, so a re-capture never sits beside an older run's log.
+            captured_log = Some(log);
         }
 
         let mut binding_by = None;

@@ -565,20 +565,22 @@ impl Store {
     /// untouched; and whether it differs from HEAD's tree.
     pub fn worktree_tree(&self) -> Result<(ObjectId, bool)> {
         let workdir = self.workdir()?.to_path_buf();
-        let tmp = tempfile::Builder::new()
+        // A fresh path in a private folder: git refuses an existing empty file as an index.
+        let tmp_dir = tempfile::Builder::new()
             .prefix("rails-index-")
-            .tempfile_in(&self.git_dir)
-            .ctx("creating a temporary index")?;
+            .tempdir_in(&self.git_dir)
+            .ctx("creating a temporary index folder")?;
+        let tmp_index = tmp_dir.path().join("index");
         let user_index = self.git_dir.join("index");
         if user_index.exists() {
             // Starting from a copy of the user's index lets git reuse its stat data.
-            std::fs::copy(&user_index, tmp.path()).ctx("copying the index")?;
+            std::fs::copy(&user_index, &tmp_index).ctx("copying the index")?;
         }
         let git = |args: &[&str]| -> Result<String> {
             let out = std::process::Command::new("git")
                 .args(args)
                 .current_dir(&workdir)
-                .env("GIT_INDEX_FILE", tmp.path())
+                .env("GIT_INDEX_FILE", &tmp_index)
                 .output()
                 .ctx(format!("running git {}", args.join(" ")))?;
             if !out.status.success() {
@@ -608,18 +610,19 @@ impl Store {
             Some(p) => absolute(Path::new(&p)),
             None => self.git_dir.join("index"),
         };
-        let tmp = tempfile::Builder::new()
+        let tmp_dir = tempfile::Builder::new()
             .prefix("rails-index-")
-            .tempfile_in(&self.git_dir)
-            .ctx("creating a temporary index")?;
+            .tempdir_in(&self.git_dir)
+            .ctx("creating a temporary index folder")?;
+        let tmp_index = tmp_dir.path().join("index");
         if index.exists() {
-            std::fs::copy(&index, tmp.path()).ctx(format!("copying {}", index.display()))?;
+            std::fs::copy(&index, &tmp_index).ctx(format!("copying {}", index.display()))?;
         }
         let dir = self.workdir.clone().unwrap_or_else(|| self.git_dir.clone());
         let out = std::process::Command::new("git")
             .args(["write-tree"])
             .current_dir(&dir)
-            .env("GIT_INDEX_FILE", tmp.path())
+            .env("GIT_INDEX_FILE", &tmp_index)
             .output()
             .ctx("running git write-tree")?;
         if !out.status.success() {

@@ -9,9 +9,12 @@ mod contract_freeze;
 mod contract_generate;
 mod contract_schema;
 mod contract_validate;
+mod evidence;
 mod evidence_durability;
 mod foundation;
+mod hooks;
 mod man_pages;
+mod status_gate;
 
 #[test]
 fn no_forgotten_test_files() {

@@ -1,0 +1,712 @@
+//! `git rails status` and `git rails gate`: the seed's report, the gate's three outcomes, and
+//! staleness (with and without scope, `.rails/` left out, `--commit`, recheck, and contract
+//! versions that change a check's spec or leave it alone).
+
+use crate::evidence::{accept, frozen, needs_file, prove, refuse, review, state, tip};
+use crate::harness::TestRepo;
+use serde_json::{json, Value};
+
+const COULD_NOT: &str = "the verification gate could not run; completion remains blocked";
+
+fn head(repo: &TestRepo) -> String {
+    repo.git(&["rev-parse", "HEAD"]).trim().to_string()
+}
+
+fn status_json(repo: &TestRepo) -> Value {
+    let run = repo.rails(&["status", "S", "--json"]);
+    run.ok();
+    run.json()
+}
+
+fn criterion<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["criteria"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no criterion {id} in {report}"))
+}
+
+fn short(v: &Value) -> String {
+    v.as_str().unwrap()[..7].to_string()
+}
+
+/// A check whose staleness looks only at `scope`.
+fn scoped(mut check: Value, scope: &[&str]) -> Value {
+    check["scope"] = json!(scope);
+    check
+}
+
+// ---------------------------------------------------------------------------------------------
+// status
+
+#[test]
+fn status_prints_the_seeds_report_with_the_record_ids() {
+    let repo = frozen(json!([
+        needs_file("c1", "feature.txt"),
+        needs_file("c2", "second.txt"),
+        review("r1", "review.md"),
+        needs_file("c3", "third.txt"),
+    ]));
+    repo.write("review.md", "- [x] read\n");
+    accept(&repo, "red", "c1", &[]);
+    repo.write("feature.txt", "done\n");
+    accept(&repo, "green", "c1", &[]);
+    accept(&repo, "surface", "c1", &["--note", "PR"]);
+    accept(&repo, "red", "c2", &[]);
+    accept(&repo, "surface", "r1", &["--note", "read"]);
+    repo.commit_all("work");
+
+    let st = state(&repo);
+    let c1 = &st["criteria"]["c1"];
+    let (r, g, s) = (
+        short(&c1["red"]["id"]),
+        short(&c1["green"]["id"]),
+        short(&c1["surface"]["id"]),
+    );
+    let r2 = short(&st["criteria"]["c2"]["red"]["id"]);
+    let s3 = short(&st["criteria"]["r1"]["surface"]["id"]);
+
+    let run = repo.rails(&["status", "S"]);
+    run.ok()
+        .stdout_has("Contract S v1 [feature]")
+        .stdout_has(&format!(
+            "- [surfaced] c1: c1 holds -> command_success (RED:{r} GREEN:{g} SURFACE:{s})\n"
+        ))
+        .stdout_has(&format!(
+            "- [red] c2: c2 holds -> command_success (RED:{r2})\n"
+        ))
+        .stdout_has(&format!(
+            "- [surfaced] r1: r1 holds -> manual_checklist (review) (SURFACE:{s3})\n"
+        ))
+        .stdout_has("- [pending] c3: c3 holds -> command_success\n")
+        .stdout_has("\nNo teardown receipt 1: c1\n")
+        .stdout_has("\nStale 0\n");
+    // The criteria are listed in the contract's order.
+    let lines: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("- ["))
+        .collect();
+    assert_eq!(lines.len(), 4, "{run}");
+    assert!(
+        lines[0].contains(" c1:") && lines[1].contains(" c2:"),
+        "{run}"
+    );
+    assert!(
+        lines[2].contains(" r1:") && lines[3].contains(" c3:"),
+        "{run}"
+    );
+
+    // The document says the same, with ids that are prefixes of the records'.
+    let j = status_json(&repo);
+    assert_eq!(j["schema"], "rails-status/v1");
+    assert_eq!(j["sprint"], "S");
+    assert_eq!(j["version"], "v1");
+    assert_eq!(j["type"], "feature");
+    assert_eq!(j["commit"], head(&repo).as_str());
+    assert_eq!(j["done"], false);
+    assert_eq!(j["noReceipt"], json!(["c1"]));
+    assert_eq!(j["stale"], json!([]));
+    let jc1 = criterion(&j, "c1");
+    assert_eq!(jc1["status"], "surfaced");
+    assert_eq!(jc1["proof"], "check");
+    assert_eq!(jc1["receipts"], 0);
+    for (key, full) in [("red", &c1["red"]), ("green", &c1["green"])] {
+        let shown = jc1[key].as_str().unwrap();
+        assert!(
+            full["id"].as_str().unwrap().starts_with(shown) && shown.len() >= 7,
+            "{key}: {shown} is not a prefix of {}",
+            full["id"]
+        );
+    }
+    assert_eq!(jc1["surface"], s.as_str());
+    assert_eq!(criterion(&j, "c2")["red"], r2.as_str());
+    assert_eq!(criterion(&j, "c2")["green"], Value::Null);
+    assert_eq!(criterion(&j, "r1")["proof"], "review");
+    assert_eq!(criterion(&j, "c3")["status"], "pending");
+
+    // A receipt and a stale criterion show up in the last two lines.
+    accept(&repo, "cleanup", "c1", &["--note", "nothing was started"]);
+    repo.write("feature.txt", "changed\n");
+    repo.commit_all("change");
+    repo.rails(&["status", "S"])
+        .ok()
+        .stdout_has("\nNo teardown receipt 0\n")
+        .stdout_has("\nStale 2: c1, r1\n");
+    let j = status_json(&repo);
+    assert_eq!(j["stale"], json!(["c1", "r1"]));
+    assert_eq!(criterion(&j, "c1")["stale"], json!(["feature.txt"]));
+    assert_eq!(criterion(&j, "c1")["receipts"], 1);
+}
+
+#[test]
+fn status_of_a_sprint_without_a_frozen_contract_is_refused() {
+    let repo = TestRepo::new();
+    repo.rails(&["status", "S"])
+        .code(65)
+        .stderr_has("S has no frozen contract")
+        .stderr_has("git rails contract freeze S");
+}
+
+// ---------------------------------------------------------------------------------------------
+// the gate's three outcomes
+
+#[test]
+fn gate_passes_only_when_every_criterion_is_surfaced_receipted_and_fresh() {
+    let repo = frozen(json!([
+        needs_file("c1", "feature.txt"),
+        review("r1", "review.md")
+    ]));
+    let short_head = head(&repo)[..7].to_string();
+    repo.rails(&["gate", "S"])
+        .code(2)
+        .stdout_has(&format!(
+            "gate blocked: S v1 is not done at {short_head} (2 steps missing)"
+        ))
+        .stdout_has("- c1 is pending: git rails evidence red S c1\n")
+        .stdout_has("- r1 is pending: git rails evidence surface S r1 --note");
+
+    repo.write("review.md", "- [x] read\n");
+    accept(&repo, "red", "c1", &[]);
+    repo.write("feature.txt", "done\n");
+    accept(&repo, "green", "c1", &[]);
+    accept(&repo, "surface", "c1", &["--note", "PR"]);
+    accept(&repo, "surface", "r1", &["--note", "read"]);
+    repo.commit_all("work");
+    // Surfaced but without a teardown receipt: blocked, and only c1 is asked for one (a review
+    // proof is exempt).
+    let run = repo.rails(&["gate", "S"]);
+    run.code(2)
+        .stdout_has("(1 step missing)")
+        .stdout_has("- c1 has no teardown receipt: git rails evidence cleanup S c1 --note")
+        .stdout_lacks("r1");
+    let j = repo.rails(&["gate", "S", "--json"]);
+    j.code(2);
+    let j = j.json();
+    assert_eq!(j["schema"], "rails-status/v1");
+    assert_eq!(j["done"], false);
+    assert_eq!(j["noReceipt"], json!(["c1"]));
+    assert_eq!(j["missing"].as_array().unwrap().len(), 1);
+    assert_eq!(j["missing"][0]["criterion"], "c1");
+    assert!(j["missing"][0]["command"]
+        .as_str()
+        .unwrap()
+        .starts_with("git rails evidence cleanup S c1"));
+
+    accept(&repo, "cleanup", "c1", &["--note", "nothing was started"]);
+    let short_head = head(&repo)[..7].to_string();
+    repo.rails(&["gate", "S"])
+        .ok()
+        .stdout_has(&format!("gate passed: S v1 is done at {short_head}"));
+    let j = repo.rails(&["gate", "S", "--json"]);
+    j.ok();
+    let j = j.json();
+    assert_eq!(j["done"], true);
+    assert_eq!(j["missing"], json!([]));
+    assert_eq!(j["commit"], head(&repo).as_str());
+}
+
+#[test]
+fn gate_lists_every_missing_step_with_its_command() {
+    let repo = frozen(json!([
+        needs_file("c1", "one.txt"),
+        needs_file("c2", "two.txt"),
+        needs_file("c3", "three.txt"),
+        needs_file("c4", "four.txt"),
+        review("r1", "review.md"),
+    ]));
+    accept(&repo, "red", "c2", &[]);
+    accept(&repo, "red", "c3", &[]);
+    accept(&repo, "red", "c4", &[]);
+    repo.write("three.txt", "done\n");
+    repo.write("four.txt", "done\n");
+    accept(&repo, "green", "c3", &[]);
+    accept(&repo, "green", "c4", &[]);
+    accept(&repo, "surface", "c4", &["--note", "PR"]);
+    repo.commit_all("work");
+    let run = repo.rails(&["gate", "S"]);
+    run.code(2)
+        .stdout_has("(5 steps missing)")
+        .stdout_has("- c1 is pending: git rails evidence red S c1\n")
+        .stdout_has("- c2 is red: git rails evidence green S c2\n")
+        .stdout_has("- c3 is green: git rails evidence surface S c3 --note")
+        .stdout_has("- c4 has no teardown receipt: git rails evidence cleanup S c4 --note")
+        .stdout_has("- r1 is pending: git rails evidence surface S r1 --note");
+    let j = repo.rails(&["gate", "S", "--json"]).json();
+    let steps: Vec<(String, String)> = j["missing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["criterion"].as_str().unwrap().to_string(),
+                m["command"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(steps.len(), 5, "{j}");
+    assert_eq!(
+        steps[0],
+        ("c1".into(), "git rails evidence red S c1".into())
+    );
+    assert_eq!(
+        steps[1],
+        ("c2".into(), "git rails evidence green S c2".into())
+    );
+    assert!(steps[2]
+        .1
+        .starts_with("git rails evidence surface S c3 --note"));
+    assert!(steps[3]
+        .1
+        .starts_with("git rails evidence cleanup S c4 --note"));
+    assert!(steps[4]
+        .1
+        .starts_with("git rails evidence surface S r1 --note"));
+}
+
+#[test]
+fn a_gate_that_could_not_decide_exits_with_another_code() {
+    let repo = TestRepo::new();
+    // No frozen contract.
+    let run = repo.rails(&["gate", "S"]);
+    run.code(65)
+        .stderr_has(COULD_NOT)
+        .stderr_has("S has no frozen contract")
+        .stdout_lacks("gate passed");
+    repo.draft("S", json!([needs_file("c1", "feature.txt")]));
+    repo.rails(&["contract", "freeze", "S"]).ok();
+    // A revision that does not exist, or is not a commit.
+    repo.rails(&["gate", "S", "--commit", "nosuchrev"])
+        .code(65)
+        .stderr_has(COULD_NOT)
+        .stderr_has("nosuchrev")
+        .stdout_lacks("gate passed");
+    repo.rails(&["gate", "S", "--commit", "HEAD^{tree}"])
+        .code(65)
+        .stderr_has(COULD_NOT);
+    // No sprint named and none bound.
+    let run = repo.rails(&["gate"]);
+    assert!(run.code != 0 && run.code != 2, "{run}");
+    run.stderr_has(COULD_NOT)
+        .stderr_has("git rails contract bind");
+    assert_eq!(tip(&repo), None);
+}
+
+#[test]
+fn a_gate_with_no_commit_to_judge_could_not_decide() {
+    let repo = TestRepo::bare_init();
+    repo.draft("S", json!([needs_file("c1", "feature.txt")]));
+    repo.rails(&["contract", "freeze", "S"]).ok();
+    let run = repo.rails(&["gate", "S"]);
+    assert!(run.code != 0 && run.code != 2, "{run}");
+    run.stderr_has(COULD_NOT);
+}
+
+// ---------------------------------------------------------------------------------------------
+// staleness
+
+#[test]
+fn a_change_to_the_proven_tree_makes_a_criterion_stale_until_recheck() {
+    let repo = frozen(json!([needs_file("c1", "src/feature.txt")]));
+    prove(&repo, "c1", "src/feature.txt");
+    // The proof ran on the work tree; HEAD does not have the change yet.
+    repo.rails(&["gate", "S"])
+        .code(2)
+        .stdout_has("- c1 is stale: src/feature.txt changed since it was proven: git rails evidence recheck S c1\n");
+    repo.commit_all("feature");
+    let proven = head(&repo);
+    repo.rails(&["gate", "S"]).ok();
+
+    repo.write("src/feature.txt", "done, then changed\n");
+    repo.write("src/more.txt", "more\n");
+    repo.commit_all("change the proven code");
+    let run = repo.rails(&["gate", "S"]);
+    run.code(2)
+        .stdout_has("(1 step missing)")
+        .stdout_has("- c1 is stale: src/feature.txt, src/more.txt changed since it was proven: git rails evidence recheck S c1\n");
+    repo.rails(&["status", "S"])
+        .ok()
+        .stdout_has("\nStale 1: c1\n");
+    let j = repo.rails(&["gate", "S", "--json"]).json();
+    assert_eq!(j["stale"], json!(["c1"]));
+    assert_eq!(
+        criterion(&j, "c1")["stale"],
+        json!(["src/feature.txt", "src/more.txt"])
+    );
+    assert_eq!(
+        j["missing"][0]["command"],
+        "git rails evidence recheck S c1"
+    );
+
+    // --commit judges that commit's tree: the proven one is still done.
+    repo.rails(&["gate", "S", "--commit", &proven])
+        .ok()
+        .stdout_has(&format!("done at {}", &proven[..7]));
+    let j = repo.rails(&["gate", "S", "--commit", &proven, "--json"]);
+    j.ok();
+    assert_eq!(j.json()["commit"], proven.as_str());
+    repo.rails(&["gate", "S", "--commit", "HEAD"]).code(2);
+
+    // recheck: the same check passes on the new tree, and the criterion is bound to it.
+    let out = accept(&repo, "recheck", "c1", &[]);
+    let new_tree = repo.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string();
+    assert_eq!(out["record"]["tree"], new_tree.as_str());
+    assert_eq!(out["record"]["head"], head(&repo).as_str());
+    let c1 = &state(&repo)["criteria"]["c1"];
+    assert_eq!(c1["binding"]["tree"], new_tree.as_str());
+    assert_eq!(c1["binding"]["by"], "recheck");
+    assert_eq!(c1["status"], "surfaced");
+    repo.rails(&["gate", "S"]).ok();
+    repo.rails(&["status", "S"]).ok().stdout_has("\nStale 0\n");
+    // Now the older commit is the one that differs from the proven tree.
+    repo.rails(&["gate", "S", "--commit", &proven])
+        .code(2)
+        .stdout_has("c1 is stale");
+}
+
+#[test]
+fn a_deleted_file_makes_a_criterion_stale() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    prove(&repo, "c1", "feature.txt");
+    repo.commit_all("feature");
+    repo.rails(&["gate", "S"]).ok();
+    repo.git(&["rm", "-q", "README.md"]);
+    repo.git(&["commit", "-q", "-m", "drop the readme"]);
+    repo.rails(&["gate", "S"])
+        .code(2)
+        .stdout_has("- c1 is stale: README.md changed since it was proven");
+}
+
+#[test]
+fn scope_limits_staleness_to_its_globs() {
+    let repo = frozen(json!([
+        scoped(needs_file("c1", "src/feature.txt"), &["src/**"]),
+        needs_file("c2", "lib/other.txt"),
+    ]));
+    prove(&repo, "c1", "src/feature.txt");
+    prove(&repo, "c2", "lib/other.txt");
+    repo.commit_all("work");
+    repo.rails(&["gate", "S"]).ok();
+
+    // Outside c1's scope: c1 stays fresh; c2 declares no scope, so any change counts.
+    repo.write("docs/notes.md", "notes\n");
+    repo.write("README.md", "reworded\n");
+    repo.commit_all("docs");
+    let run = repo.rails(&["gate", "S"]);
+    run.code(2)
+        .stdout_has("- c2 is stale: README.md, docs/notes.md changed since it was proven")
+        .stdout_lacks("c1 is stale");
+    accept(&repo, "recheck", "c2", &[]);
+    repo.rails(&["gate", "S"]).ok();
+
+    // Deep inside the scope.
+    repo.write("src/deep/er/mod.txt", "x\n");
+    repo.commit_all("src");
+    repo.rails(&["gate", "S"])
+        .code(2)
+        .stdout_has("- c1 is stale: src/deep/er/mod.txt changed since it was proven")
+        .stdout_has("- c2 is stale: src/deep/er/mod.txt changed since it was proven");
+    let j = repo.rails(&["status", "S", "--json"]).json();
+    assert_eq!(j["stale"], json!(["c1", "c2"]));
+}
+
+#[test]
+fn changes_under_rails_never_make_a_criterion_stale() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    prove(&repo, "c1", "feature.txt");
+    repo.commit_all("work");
+    repo.rails(&["gate", "S"]).ok();
+    repo.write(".rails/checklists/S.md", "- [ ] later\n");
+    repo.write(".rails/notes.txt", "notes\n");
+    repo.commit_all("rails files");
+    repo.rails(&["gate", "S"]).ok();
+    repo.rails(&["status", "S"]).ok().stdout_has("\nStale 0\n");
+    // Uncommitted ones neither (the gate judges a commit, not the work tree).
+    repo.write(".rails/notes.txt", "more notes\n");
+    repo.rails(&["gate", "S"]).ok();
+}
+
+#[test]
+fn recheck_of_a_broken_tree_is_refused_and_the_gate_stays_blocked() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    prove(&repo, "c1", "feature.txt");
+    repo.commit_all("work");
+    repo.git(&["rm", "-q", "feature.txt"]);
+    repo.git(&["commit", "-q", "-m", "oops"]);
+    repo.rails(&["gate", "S"])
+        .code(2)
+        .stdout_has("git rails evidence recheck S c1");
+    refuse(
+        &repo,
+        &["evidence", "recheck", "S", "c1"],
+        &["c1 fails on this tree", "git rails evidence reopen S c1"],
+    );
+    repo.rails(&["gate", "S"]).code(2).stdout_has("c1 is stale");
+}
+
+// ---------------------------------------------------------------------------------------------
+// new contract versions
+
+#[test]
+fn a_bump_that_changes_a_checks_spec_needs_reopen() {
+    let repo = frozen(json!([
+        needs_file("c1", "feature.txt"),
+        needs_file("c2", "second.txt")
+    ]));
+    prove(&repo, "c1", "feature.txt");
+    prove(&repo, "c2", "second.txt");
+    // c1 was proven before second.txt existed.
+    accept(&repo, "recheck", "c1", &[]);
+    repo.commit_all("work");
+    repo.rails(&["gate", "S"]).ok();
+
+    // v1.1 asks c1 for something else; c2 is unchanged.
+    repo.draft(
+        "S",
+        json!([
+            needs_file("c1", "feature-v2.txt"),
+            needs_file("c2", "second.txt")
+        ]),
+    );
+    repo.rails(&["contract", "freeze", "S", "--bump"])
+        .ok()
+        .stdout_has("v1.1");
+    let reopen = "git rails evidence reopen S c1 --note \"<what changed>\"";
+    let run = repo.rails(&["gate", "S"]);
+    run.code(2)
+        .stdout_has("S v1.1 is not done")
+        .stdout_has("(1 step missing)")
+        .stdout_has(&format!(
+            "- c1 its check changed in v1.1 since it was proven, so its subject changed: {reopen}"
+        ))
+        .stdout_lacks("- c2");
+    repo.rails(&["status", "S"])
+        .ok()
+        .stdout_has("Contract S v1.1 [feature]")
+        .stdout_has("[check changed: reopen]");
+    let j = repo.rails(&["status", "S", "--json"]).json();
+    assert_eq!(criterion(&j, "c1")["needsReopen"], true);
+    assert_eq!(criterion(&j, "c2")["needsReopen"], false);
+    assert_eq!(criterion(&j, "c2")["status"], "surfaced");
+
+    // The subject changed: a recheck would prove something else, a new GREEN is the seed's hole.
+    refuse(
+        &repo,
+        &["evidence", "recheck", "S", "c1"],
+        &[
+            "The check of criterion \"c1\" changed in a newer contract version",
+            reopen,
+        ],
+    );
+    refuse(
+        &repo,
+        &["evidence", "green", "S", "c1"],
+        &["Criterion \"c1\" is already surfaced", reopen],
+    );
+    // The unchanged c2 can still be rechecked.
+    accept(&repo, "recheck", "c2", &[]);
+
+    // Reopen, and earn the new check from RED.
+    let out = accept(
+        &repo,
+        "reopen",
+        "c1",
+        &["--note", "v1.1 checks feature-v2.txt"],
+    );
+    assert_eq!(out["status"], "pending");
+    assert_eq!(out["contractVersion"], "v1.1");
+    repo.rails(&["gate", "S"])
+        .code(2)
+        .stdout_has("- c1 is pending: git rails evidence red S c1\n");
+    accept(&repo, "red", "c1", &[]);
+    repo.write("feature-v2.txt", "done\n");
+    accept(&repo, "green", "c1", &[]);
+    accept(&repo, "surface", "c1", &["--note", "PR"]);
+    repo.commit_all("v2");
+    // The receipts of the archived cycle do not count for the new one.
+    repo.rails(&["gate", "S"])
+        .code(2)
+        .stdout_has("- c1 has no teardown receipt: git rails evidence cleanup S c1");
+    accept(&repo, "cleanup", "c1", &["--note", "nothing was started"]);
+    // c2 was rechecked before the v2 commit; its tree moved again.
+    accept(&repo, "recheck", "c2", &[]);
+    repo.rails(&["gate", "S"]).ok();
+    let j = repo.rails(&["status", "S", "--json"]).json();
+    assert_eq!(criterion(&j, "c1")["needsReopen"], false);
+    assert_eq!(criterion(&j, "c1")["cycle"], 2);
+}
+
+#[test]
+fn a_bump_that_keeps_a_checks_spec_keeps_it_surfaced() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    prove(&repo, "c1", "feature.txt");
+    repo.commit_all("work");
+    repo.rails(&["gate", "S"]).ok();
+
+    // Reworded, with a scope now, and a new criterion beside it: c1's kind and spec are the same.
+    let mut c1 = scoped(needs_file("c1", "feature.txt"), &["feature.txt"]);
+    c1["description"] = json!("the feature file is there");
+    repo.draft("S", json!([c1, needs_file("c2", "second.txt")]));
+    repo.rails(&["contract", "freeze", "S", "--bump"]).ok();
+    let run = repo.rails(&["gate", "S"]);
+    run.code(2)
+        .stdout_has("S v1.1 is not done")
+        .stdout_has("(1 step missing)")
+        .stdout_has("- c2 is pending: git rails evidence red S c2\n")
+        .stdout_lacks("- c1");
+    repo.rails(&["status", "S"])
+        .ok()
+        .stdout_has("- [surfaced] c1: the feature file is there -> command_success (RED:")
+        .stdout_lacks("[check changed: reopen]");
+    let j = repo.rails(&["status", "S", "--json"]).json();
+    assert_eq!(criterion(&j, "c1")["status"], "surfaced");
+    assert_eq!(criterion(&j, "c1")["needsReopen"], false);
+    // A recheck is fine: the subject did not change.
+    accept(&repo, "recheck", "c1", &[]);
+
+    prove(&repo, "c2", "second.txt");
+    repo.commit_all("second");
+    // second.txt is outside c1's new scope; c2 was proven on this very tree.
+    repo.rails(&["gate", "S"])
+        .ok()
+        .stdout_has("gate passed: S v1.1 is done");
+}
+
+#[test]
+fn a_stale_criterion_lists_at_most_five_paths() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    prove(&repo, "c1", "feature.txt");
+    repo.commit_all("work");
+    for i in 1..=7 {
+        repo.write(&format!("src/f{i}.txt"), "x\n");
+    }
+    repo.commit_all("seven files");
+    repo.rails(&["gate", "S"]).code(2).stdout_has(
+        "- c1 is stale: src/f1.txt, src/f2.txt, src/f3.txt, src/f4.txt, src/f5.txt, … changed since it was proven",
+    );
+    let j = repo.rails(&["gate", "S", "--json"]).json();
+    assert_eq!(criterion(&j, "c1")["stale"].as_array().unwrap().len(), 7);
+}
+
+#[test]
+fn evidence_survives_a_rewrite_that_keeps_the_proven_tree() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    prove(&repo, "c1", "feature.txt");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "part one", "--", ".rails"]);
+    repo.commit_all("part two");
+    repo.rails(&["gate", "S"]).ok();
+    // Squash the two commits into one: a new commit, the same tree.
+    let before = head(&repo);
+    repo.git(&["reset", "-q", "--soft", "HEAD~2"]);
+    repo.git(&["commit", "-q", "-m", "squashed"]);
+    assert_ne!(head(&repo), before);
+    repo.rails(&["gate", "S"]).ok();
+    repo.git(&["commit", "-q", "--amend", "-m", "reworded"]);
+    repo.rails(&["gate", "S"]).ok();
+}
+
+#[test]
+fn the_gate_is_recomputed_from_fetched_records_alone() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    prove(&repo, "c1", "feature.txt");
+    repo.commit_all("work");
+    let sha = head(&repo);
+    repo.rails(&["gate", "S"]).ok();
+
+    // CI: a fresh repository that fetched the branch, then the records.
+    let ci = TestRepo::bare_init();
+    let origin = repo.path().to_str().unwrap();
+    ci.git(&[
+        "fetch",
+        "-q",
+        origin,
+        "refs/heads/main:refs/remotes/origin/main",
+    ]);
+    ci.rails(&["gate", "S", "--commit", &sha])
+        .code(65)
+        .stderr_has(COULD_NOT)
+        .stderr_has("S has no frozen contract");
+    ci.git(&[
+        "fetch",
+        "-q",
+        origin,
+        "refs/rails/contracts/*:refs/rails/contracts/*",
+    ]);
+    ci.rails(&["gate", "S", "--commit", &sha])
+        .code(2)
+        .stdout_has("- c1 is pending: git rails evidence red S c1");
+    ci.git(&[
+        "fetch",
+        "-q",
+        origin,
+        "refs/rails/evidence/*:refs/rails/evidence/*",
+    ]);
+    ci.rails(&["gate", "S", "--commit", &sha])
+        .ok()
+        .stdout_has(&format!("done at {}", &sha[..7]));
+    ci.rails(&["gate", "S", "--commit", "origin/main"]).ok();
+}
+
+#[test]
+fn a_damaged_evidence_ref_is_a_gate_that_could_not_decide() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    let empty = repo.git(&["mktree"]);
+    let bogus = repo.git(&["commit-tree", empty.trim(), "-m", "not a record"]);
+    repo.git(&["update-ref", "refs/rails/evidence/S", bogus.trim()]);
+    let run = repo.rails(&["gate", "S"]);
+    assert!(run.code != 0 && run.code != 2, "{run}");
+    run.stderr_has(COULD_NOT).stderr_has("state.json");
+}
+
+#[test]
+fn a_red_of_an_older_spec_is_no_cover_for_the_new_check() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    accept(&repo, "red", "c1", &[]);
+    repo.draft("S", json!([needs_file("c1", "feature-v2.txt")]));
+    repo.rails(&["contract", "freeze", "S", "--bump"]).ok();
+    let reopen = "git rails evidence reopen S c1 --note \"<what changed>\"";
+    repo.rails(&["gate", "S"]).code(2).stdout_has(&format!(
+        "- c1 its check changed in v1.1 since it was proven, so its subject changed: {reopen}"
+    ));
+    // Whatever happens after, the sprint is not done on the old RED.
+    repo.write("feature-v2.txt", "done\n");
+    if repo.rails(&["evidence", "green", "S", "c1"]).code == 0 {
+        accept(&repo, "surface", "c1", &["--note", "PR"]);
+        accept(&repo, "cleanup", "c1", &["--note", "nothing was started"]);
+        repo.commit_all("work");
+        repo.rails(&["gate", "S"]).code(2).stdout_has(reopen);
+        accept(
+            &repo,
+            "reopen",
+            "c1",
+            &["--note", "v1.1 checks feature-v2.txt"],
+        );
+    }
+    // A re-capture of RED under the new spec is the way back from red.
+    std::fs::remove_file(repo.path().join("feature-v2.txt")).unwrap();
+    accept(&repo, "red", "c1", &[]);
+    let j = repo.rails(&["status", "S", "--json"]).json();
+    assert_eq!(criterion(&j, "c1")["needsReopen"], false);
+    assert_eq!(criterion(&j, "c1")["status"], "red");
+}
+
+#[test]
+fn a_review_checklist_under_rails_is_its_subject() {
+    // generate writes manual checklists to .rails/checklists/; unticking one after it was
+    // surfaced (and committed) makes that review criterion stale, while .rails/ drafts never do.
+    let repo = frozen(json!([review("r1", ".rails/checklists/S.md")]));
+    repo.write(".rails/checklists/S.md", "- [x] a person looked\n");
+    repo.commit_all("checklist");
+    accept(&repo, "surface", "r1", &["--note", "QA call"]);
+    repo.rails(&["gate", "S"]).ok();
+    repo.write(".rails/contracts/other.json", "{}\n");
+    repo.commit_all("a draft");
+    repo.rails(&["gate", "S"]).ok();
+    repo.write(".rails/checklists/S.md", "- [ ] a person looked\n");
+    repo.commit_all("untick");
+    repo.rails(&["gate", "S"])
+        .code(2)
+        .stdout_has("r1 is stale: .rails/checklists/S.md changed");
+}
