@@ -294,6 +294,7 @@ fn a_chained_hook_runs_first_with_the_same_args_and_stdin_and_its_failure_blocks
 #[test]
 fn core_hooks_path_is_where_hooks_go() {
     let (repo, remote) = repo_with_remote();
+    assert!(!repo.path().join(".git/hooks/pre-push").exists());
     repo.git(&["config", "core.hooksPath", ".githooks"]);
     repo.rails(&["hooks", "install"])
         .ok()
@@ -305,6 +306,7 @@ fn core_hooks_path_is_where_hooks_go() {
     let out = git_with_path(&repo, &["push", "origin", "main"], &[]);
     assert_ne!(out.code, 0, "{out}");
     assert!(out.stderr.contains("S v1 is not done"), "{out}");
+    assert_eq!(remote_ref(remote.path(), "refs/heads/main"), None);
 }
 
 #[test]
