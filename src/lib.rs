@@ -3,6 +3,7 @@
 //! - [`contract`]: frozen, versioned sprint contracts and their validation.
 //! - [`evidence`]: failing-first evidence cycles per criterion, status and the gate.
 //! - [`hooks`]: installing the git hooks, and what they do when git runs them.
+//! - [`spar`]: the review rounds of `git spar`.
 //! - [`store`]: every read and write of git objects, refs, notes and record files.
 //! - [`process`]: running shell commands with timeouts that kill the whole process group.
 //! - [`cli`]: argument parsing and rendering; the only code that prints.
@@ -16,4 +17,5 @@ pub mod error;
 pub mod evidence;
 pub mod hooks;
 pub mod process;
+pub mod spar;
 pub mod store;

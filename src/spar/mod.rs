@@ -1,0 +1,12 @@
+//! `git spar`: several independent reviewers over `base..head`, their output held to the
+//! seed's input contract (rows G1–G35), findings classified by fixed rules.
+//!
+//! - [`config`]: the five configuration sources, reviewers and presets (G14, G16–G25).
+//! - [`glob`]: check-path globs with Go `path.Match` semantics per segment plus `**` (G24).
+//! - [`location`]: the location and link grammar (§3), locations (G7), links (G8, G9).
+//! - [`classify`]: the seven classification rules and the unreadable-location variant (§4).
+
+pub mod classify;
+pub mod config;
+pub mod glob;
+pub mod location;
