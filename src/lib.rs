@@ -3,6 +3,7 @@
 //! - [`contract`]: frozen, versioned sprint contracts and their validation.
 //! - [`evidence`]: failing-first evidence cycles per criterion, status and the gate.
 //! - [`hooks`]: installing the git hooks, and what they do when git runs them.
+//! - [`pipeline`]: the hand-off state machine of the four actors.
 //! - [`spar`]: the review rounds of `git spar`.
 //! - [`store`]: every read and write of git objects, refs, notes and record files.
 //! - [`process`]: running shell commands with timeouts that kill the whole process group.
@@ -16,6 +17,7 @@ pub mod contract;
 pub mod error;
 pub mod evidence;
 pub mod hooks;
+pub mod pipeline;
 pub mod process;
 pub mod spar;
 pub mod store;

@@ -83,13 +83,79 @@ pub fn run_shell(
     let pgid = child.id() as i32;
     let (tx, rx) = mpsc::channel::<(u8, Vec<u8>)>();
     if let Some(out) = child.stdout.take() {
-        spawn_tail_reader(out, 1, tx.clone());
+        spawn_reader(out, 1, TAIL_BYTES, tx.clone());
     }
     if let Some(err) = child.stderr.take() {
-        spawn_tail_reader(err, 2, tx.clone());
+        spawn_reader(err, 2, TAIL_BYTES, tx.clone());
     }
     drop(tx);
+    // No grandchild outlives its command: whatever is left in the group goes too (`finish`),
+    // which also closes the pipes the readers wait on.
+    finish(child, pgid, start, timeout, rx)
+}
 
+/// Runs `argv` (no shell) in `cwd` in its own process group, writing `stdin` to it, with a
+/// timeout that kills the group. Keeps up to 8 MiB of stdout (an actor's whole answer).
+pub fn run_argv(argv: &[String], cwd: &Path, stdin: &[u8], timeout: Duration) -> RunResult {
+    let start = Instant::now();
+    let Some((program, args)) = argv.split_first() else {
+        return RunResult {
+            exit_code: None,
+            signal: None,
+            timed_out: false,
+            duration: start.elapsed(),
+            stdout_tail: String::new(),
+            stderr_tail: String::new(),
+            spawn_error: Some("empty command".into()),
+        };
+    };
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return RunResult {
+                exit_code: None,
+                signal: None,
+                timed_out: false,
+                duration: start.elapsed(),
+                stdout_tail: String::new(),
+                stderr_tail: String::new(),
+                spawn_error: Some(format!("{program}: {e}")),
+            }
+        }
+    };
+    let pgid = child.id() as i32;
+    if let Some(mut input) = child.stdin.take() {
+        let bytes = stdin.to_vec();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = input.write_all(&bytes);
+        });
+    }
+    let (tx, rx) = mpsc::channel::<(u8, Vec<u8>)>();
+    if let Some(out) = child.stdout.take() {
+        spawn_reader(out, 1, 8 * 1024 * 1024, tx.clone());
+    }
+    if let Some(err) = child.stderr.take() {
+        spawn_reader(err, 2, TAIL_BYTES, tx.clone());
+    }
+    drop(tx);
+    finish(child, pgid, start, timeout, rx)
+}
+
+fn finish(
+    mut child: std::process::Child,
+    pgid: i32,
+    start: Instant,
+    timeout: Duration,
+    rx: mpsc::Receiver<(u8, Vec<u8>)>,
+) -> RunResult {
     let deadline = start + timeout;
     let mut timed_out = false;
     let status = loop {
@@ -106,10 +172,7 @@ pub fn run_shell(
         std::thread::sleep(Duration::from_millis(5));
     };
     let duration = start.elapsed();
-    // No grandchild outlives its command: whatever is left in the group goes too, which also
-    // closes the pipes the readers wait on.
     kill_group(pgid);
-
     let mut stdout = Vec::new();
     let mut stderr = Vec::new();
     let wait_until = Instant::now() + Duration::from_secs(2);
@@ -146,9 +209,11 @@ pub fn kill_group(pgid: i32) {
     }
 }
 
-fn spawn_tail_reader<R: Read + Send + 'static>(
+/// Reads a stream to its end on a thread, keeping its last `keep` bytes.
+fn spawn_reader<R: Read + Send + 'static>(
     mut r: R,
     which: u8,
+    keep: usize,
     tx: mpsc::Sender<(u8, Vec<u8>)>,
 ) {
     std::thread::spawn(move || {
@@ -159,15 +224,15 @@ fn spawn_tail_reader<R: Read + Send + 'static>(
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
                     kept.extend_from_slice(&buf[..n]);
-                    if kept.len() > 2 * TAIL_BYTES {
-                        let cut = kept.len() - TAIL_BYTES;
+                    if kept.len() > 2 * keep {
+                        let cut = kept.len() - keep;
                         kept.drain(..cut);
                     }
                 }
             }
         }
-        if kept.len() > TAIL_BYTES {
-            let cut = kept.len() - TAIL_BYTES;
+        if kept.len() > keep {
+            let cut = kept.len() - keep;
             kept.drain(..cut);
         }
         let _ = tx.send((which, kept));

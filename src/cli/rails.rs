@@ -48,12 +48,49 @@ pub enum RailsCommand {
     /// Exit 0 when the sprint is done, 2 when not (with each missing step), other codes when
     /// it could not decide
     Gate(GateArgs),
+    /// Run the planner → implementer → reviewer → deployer hand-offs as a persisted state machine
+    #[command(subcommand)]
+    Pipeline(PipelineCommand),
     /// Install, remove or inspect the pre-push and commit-msg hooks (pre-receive when bare)
     #[command(subcommand)]
     Hooks(HooksCommand),
     /// What the installed hook scripts run (git passes the arguments and stdin)
     #[command(subcommand)]
     Hook(HookCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PipelineCommand {
+    /// Start the sprint's pipeline in planning and run it until done, escalated or aborted
+    Run(PipelineArgs),
+    /// Continue from the last committed state (after a crash, or an escalation)
+    Resume(PipelineArgs),
+    /// Show the state, attempts, review round and every committed event
+    Status(PipelineStatusArgs),
+    /// End the pipeline with a reason
+    Abort(PipelineAbortArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PipelineArgs {
+    /// The sprint (default: the one bound to the branch)
+    pub sprint: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PipelineStatusArgs {
+    pub sprint: Option<String>,
+    /// Print the rails-pipeline-status/v1 document
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PipelineAbortArgs {
+    pub sprint: Option<String>,
+    /// Why the pipeline ends
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
 }
 
 #[derive(Debug, Subcommand)]
@@ -306,8 +343,63 @@ pub fn run(cli: RailsCli) -> Result<Outcome> {
         }
         RailsCommand::Status(a) => cmd_status(a),
         RailsCommand::Gate(a) => cmd_gate(a),
+        RailsCommand::Pipeline(p) => cmd_pipeline(p),
         RailsCommand::Hooks(h) => cmd_hooks(h),
         RailsCommand::Hook(h) => cmd_hook(h),
+    }
+}
+
+fn cmd_pipeline(p: PipelineCommand) -> Result<Outcome> {
+    use crate::pipeline::{self, PState};
+    let store = Store::discover()?;
+    let mut progress = |l: &str| eprintln!("{l}");
+    let finished = |s: pipeline::State| -> Outcome {
+        match s.state {
+            PState::Done => Outcome::Ok,
+            _ => Outcome::Fail,
+        }
+    };
+    match p {
+        PipelineCommand::Run(a) => {
+            let sprint = resolve_sprint(&store, a.sprint)?;
+            let s = pipeline::run(&store, &sprint, &mut progress)?;
+            outln!("pipeline {sprint}: {}", s.state.as_str());
+            Ok(finished(s))
+        }
+        PipelineCommand::Resume(a) => {
+            let sprint = resolve_sprint(&store, a.sprint)?;
+            let s = pipeline::resume(&store, &sprint, &mut progress)?;
+            outln!("pipeline {sprint}: {}", s.state.as_str());
+            Ok(finished(s))
+        }
+        PipelineCommand::Abort(a) => {
+            let sprint = resolve_sprint(&store, a.sprint)?;
+            if a.reason.trim().is_empty() {
+                return Err(Error::refused("an abort needs a reason").hint(format!(
+                    "git rails pipeline abort {sprint} --reason \"<why>\""
+                )));
+            }
+            let s = pipeline::abort(&store, &sprint, a.reason.trim())?;
+            outln!("pipeline {sprint}: {}", s.state.as_str());
+            Ok(Outcome::Ok)
+        }
+        PipelineCommand::Status(a) => {
+            let sprint = resolve_sprint(&store, a.sprint)?;
+            let Some((state, _)) = pipeline::load(&store, &sprint)? else {
+                return Err(Error::refused(format!("no pipeline for {sprint}"))
+                    .hint(format!("start one with `git rails pipeline run {sprint}`")));
+            };
+            let events = pipeline::history(&store, &sprint)?;
+            if a.json {
+                super::print_json(&pipeline::status_json(&state, &events))?;
+            } else {
+                let mut buf = Vec::new();
+                pipeline::render_status(&state, &events, &mut buf)
+                    .map_err(|e| Error::internal(e.to_string()))?;
+                out!("{}", String::from_utf8_lossy(&buf));
+            }
+            Ok(Outcome::Ok)
+        }
     }
 }
 
