@@ -68,17 +68,7 @@ pub fn run_shell(
         .process_group(0);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => {
-            return RunResult {
-                exit_code: None,
-                signal: None,
-                timed_out: false,
-                duration: start.elapsed(),
-                stdout_tail: String::new(),
-                stderr_tail: String::new(),
-                spawn_error: Some(format!("sh -c in {}: {e}", cwd.display())),
-            }
-        }
+        Err(e) => return not_started(start, format!("sh -c in {}: {e}", cwd.display())),
     };
     let pgid = child.id() as i32;
     let (tx, rx) = mpsc::channel::<(u8, Vec<u8>)>();
@@ -99,15 +89,7 @@ pub fn run_shell(
 pub fn run_argv(argv: &[String], cwd: &Path, stdin: &[u8], timeout: Duration) -> RunResult {
     let start = Instant::now();
     let Some((program, args)) = argv.split_first() else {
-        return RunResult {
-            exit_code: None,
-            signal: None,
-            timed_out: false,
-            duration: start.elapsed(),
-            stdout_tail: String::new(),
-            stderr_tail: String::new(),
-            spawn_error: Some("empty command".into()),
-        };
+        return not_started(start, "empty command".into());
     };
     let mut cmd = Command::new(program);
     cmd.args(args)
@@ -118,17 +100,7 @@ pub fn run_argv(argv: &[String], cwd: &Path, stdin: &[u8], timeout: Duration) ->
         .process_group(0);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => {
-            return RunResult {
-                exit_code: None,
-                signal: None,
-                timed_out: false,
-                duration: start.elapsed(),
-                stdout_tail: String::new(),
-                stderr_tail: String::new(),
-                spawn_error: Some(format!("{program}: {e}")),
-            }
-        }
+        Err(e) => return not_started(start, format!("{program}: {e}")),
     };
     let pgid = child.id() as i32;
     if let Some(mut input) = child.stdin.take() {
@@ -196,6 +168,19 @@ fn finish(
         stdout_tail: String::from_utf8_lossy(&stdout).into_owned(),
         stderr_tail: String::from_utf8_lossy(&stderr).into_owned(),
         spawn_error: None,
+    }
+}
+
+/// The result of a command that could not be started.
+fn not_started(start: Instant, why: String) -> RunResult {
+    RunResult {
+        exit_code: None,
+        signal: None,
+        timed_out: false,
+        duration: start.elapsed(),
+        stdout_tail: String::new(),
+        stderr_tail: String::new(),
+        spawn_error: Some(why),
     }
 }
 

@@ -89,6 +89,29 @@ pub struct Event {
     pub message: Option<HandoffMessage>,
 }
 
+impl Event {
+    /// An event of `kind` from one state to another; the other fields start empty.
+    fn new(kind: &str, from: PState, to: PState) -> Event {
+        Event {
+            seq: 0,
+            at: String::new(),
+            event: kind.to_string(),
+            from,
+            to,
+            actor: None,
+            verdict: None,
+            reason: None,
+            attempt: 0,
+            message: None,
+        }
+    }
+
+    fn reason(mut self, why: impl Into<String>) -> Event {
+        self.reason = Some(why.into());
+        self
+    }
+}
+
 /// The pipeline's state as of its last commit.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -375,18 +398,7 @@ pub fn run(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Result<S
         started_at: now(),
         updated_at: now(),
     };
-    let start = Event {
-        seq: 0,
-        at: String::new(),
-        event: "START".into(),
-        from: PState::Planning,
-        to: PState::Planning,
-        actor: None,
-        verdict: None,
-        reason: None,
-        attempt: 0,
-        message: None,
-    };
+    let start = Event::new("START", PState::Planning, PState::Planning);
     let (c, e) = commit(store, sprint, None, &mut state, start)?;
     progress.line(&format!(
         "pipeline {sprint}: started in planning ({})",
@@ -420,18 +432,8 @@ pub fn resume(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Resul
         state.attempts = 0;
         state.review_round_base = state.review_round;
         state.escalated_from = None;
-        let ev = Event {
-            seq: 0,
-            at: String::new(),
-            event: "RESUME".into(),
-            from: PState::Escalated,
-            to: back,
-            actor: None,
-            verdict: None,
-            reason: Some("resumed by the user after escalation".into()),
-            attempt: 0,
-            message: None,
-        };
+        let ev = Event::new("RESUME", PState::Escalated, back)
+            .reason("resumed by the user after escalation");
         let (c, e) = commit(store, sprint, Some(tip), &mut state, ev)?;
         progress.line(&format!("pipeline {sprint}: resumed in {}", back.as_str()));
         announce(&cfg, sprint, &state, &e, c, progress);
@@ -461,18 +463,8 @@ pub fn abort(store: &Store, sprint: &str, reason: &str) -> Result<State> {
     }
     let from = state.state;
     state.state = PState::Aborted;
-    let ev = Event {
-        seq: 0,
-        at: String::new(),
-        event: "ABORT".into(),
-        from,
-        to: PState::Aborted,
-        actor: None,
-        verdict: None,
-        reason: Some(reason.to_string()),
-        attempt: state.attempts,
-        message: None,
-    };
+    let mut ev = Event::new("ABORT", from, PState::Aborted).reason(reason);
+    ev.attempt = state.attempts;
     let (c, e) = commit(store, sprint, Some(tip), &mut state, ev)?;
     let root = store.workdir()?.to_path_buf();
     if let Ok(cfg) = config::load(&root) {
@@ -586,18 +578,9 @@ fn drive(
             .unwrap_or_default();
         let answer = spawn_actor(root, cfg, actor, sprint, &contract_id, attempt, &stdin);
         let from = state.state;
-        let mut ev = Event {
-            seq: 0,
-            at: String::new(),
-            event: String::new(),
-            from,
-            to: from,
-            actor: Some(actor),
-            verdict: None,
-            reason: None,
-            attempt,
-            message: None,
-        };
+        let mut ev = Event::new("", from, from);
+        ev.actor = Some(actor);
+        ev.attempt = attempt;
         // What the answer means: a transition, a failed attempt, or an abort.
         let outcome: std::result::Result<(PState, Option<String>), (String, String, bool)> =
             match answer {
@@ -667,18 +650,10 @@ fn drive(
                     // The escalation is its own event, notified with a mention.
                     state.state = PState::Escalated;
                     state.escalated_from = Some(from);
-                    let esc = Event {
-                        seq: 0,
-                        at: String::new(),
-                        event: "ESCALATED".into(),
-                        from,
-                        to: PState::Escalated,
-                        actor: Some(actor),
-                        verdict: None,
-                        reason: Some(format!("{} failed attempts", state.attempts)),
-                        attempt,
-                        message: None,
-                    };
+                    let mut esc = Event::new("ESCALATED", from, PState::Escalated)
+                        .reason(format!("{} failed attempts", state.attempts));
+                    esc.actor = Some(actor);
+                    esc.attempt = attempt;
                     let (c2, e2) = commit(store, sprint, Some(c), &mut state, esc)?;
                     announce(cfg, sprint, &state, &e2, c2, progress);
                     progress.line(&format!(

@@ -564,38 +564,8 @@ impl Store {
     /// left out), written through a temporary index so the user's index and work tree are
     /// untouched; and whether it differs from HEAD's tree.
     pub fn worktree_tree(&self) -> Result<(ObjectId, bool)> {
-        let workdir = self.workdir()?.to_path_buf();
-        // A fresh path in a private folder: git refuses an existing empty file as an index.
-        let tmp_dir = tempfile::Builder::new()
-            .prefix("rails-index-")
-            .tempdir_in(&self.git_dir)
-            .ctx("creating a temporary index folder")?;
-        let tmp_index = tmp_dir.path().join("index");
-        let user_index = self.git_dir.join("index");
-        if user_index.exists() {
-            // Starting from a copy of the user's index lets git reuse its stat data.
-            std::fs::copy(&user_index, &tmp_index).ctx("copying the index")?;
-        }
-        let git = |args: &[&str]| -> Result<String> {
-            let out = std::process::Command::new("git")
-                .args(args)
-                .current_dir(&workdir)
-                .env("GIT_INDEX_FILE", &tmp_index)
-                .output()
-                .ctx(format!("running git {}", args.join(" ")))?;
-            if !out.status.success() {
-                return Err(Error::internal(format!(
-                    "git {} failed: {}",
-                    args.join(" "),
-                    String::from_utf8_lossy(&out.stderr).trim()
-                )));
-            }
-            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-        };
-        git(&["add", "-A", "--", "."])?;
-        let hex = git(&["write-tree"])?;
-        let tree = ObjectId::from_hex(hex.trim().as_bytes())
-            .ctx(format!("reading the tree id {:?}", hex.trim()))?;
+        self.workdir()?;
+        let tree = self.tree_through_temp_index(&self.git_dir.join("index"), true)?;
         let dirty = match self.head_commit()? {
             Some(head) => self.tree_of(head)? != tree,
             None => true,
@@ -610,29 +580,29 @@ impl Store {
             Some(p) => absolute(Path::new(&p)),
             None => self.git_dir.join("index"),
         };
+        self.tree_through_temp_index(&index, false)
+    }
+
+    /// `git write-tree` on a copy of `index` (optionally after `git add -A`), so neither the
+    /// index nor the work tree changes.
+    fn tree_through_temp_index(&self, index: &Path, add_all: bool) -> Result<ObjectId> {
+        // A fresh path in a private folder: git refuses an existing empty file as an index.
         let tmp_dir = tempfile::Builder::new()
             .prefix("rails-index-")
             .tempdir_in(&self.git_dir)
             .ctx("creating a temporary index folder")?;
         let tmp_index = tmp_dir.path().join("index");
         if index.exists() {
-            std::fs::copy(&index, &tmp_index).ctx(format!("copying {}", index.display()))?;
+            // Starting from a copy lets git reuse the index's stat data.
+            std::fs::copy(index, &tmp_index).ctx(format!("copying {}", index.display()))?;
         }
-        let dir = self.workdir.clone().unwrap_or_else(|| self.git_dir.clone());
-        let out = std::process::Command::new("git")
-            .args(["write-tree"])
-            .current_dir(&dir)
-            .env("GIT_INDEX_FILE", &tmp_index)
-            .output()
-            .ctx("running git write-tree")?;
-        if !out.status.success() {
-            return Err(Error::refused(format!(
-                "cannot compute the tree being committed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
+        let env = [("GIT_INDEX_FILE", tmp_index.as_path())];
+        if add_all {
+            self.git_with(&["add", "-A", "--", "."], &env)?;
         }
-        let hex = String::from_utf8_lossy(&out.stdout);
-        ObjectId::from_hex(hex.trim().as_bytes()).ctx("reading the index's tree id")
+        let hex = self.git_with(&["write-tree"], &env)?;
+        ObjectId::from_hex(hex.trim().as_bytes())
+            .ctx(format!("reading the tree id {:?}", hex.trim()))
     }
 
     /// Whether `old` is an ancestor of `new` (a fast-forward), as git decides it; works on
@@ -679,10 +649,17 @@ impl Store {
     /// Runs `git` with `args` in the work tree (or git dir) and returns stdout. Used only off
     /// the hot path, where git's own porcelain is the reference (work-tree status).
     pub fn git(&self, args: &[&str]) -> Result<String> {
+        self.git_with(args, &[])
+    }
+
+    fn git_with(&self, args: &[&str], env: &[(&str, &Path)]) -> Result<String> {
         let dir = self.workdir.clone().unwrap_or_else(|| self.git_dir.clone());
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&dir)
+        let mut cmd = std::process::Command::new("git");
+        cmd.args(args).current_dir(&dir);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd
             .output()
             .ctx(format!("running git {}", args.join(" ")))?;
         if !out.status.success() {
