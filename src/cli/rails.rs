@@ -379,7 +379,7 @@ fn cmd_pipeline(p: PipelineCommand) -> Result<Outcome> {
                     "git rails pipeline abort {sprint} --reason \"<why>\""
                 )));
             }
-            let s = pipeline::abort(&store, &sprint, a.reason.trim())?;
+            let s = pipeline::abort(&store, &sprint, a.reason.trim(), &mut progress)?;
             outln!("pipeline {sprint}: {}", s.state.as_str());
             Ok(Outcome::Ok)
         }

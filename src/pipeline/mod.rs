@@ -191,55 +191,47 @@ fn now() -> String {
     jiff::Timestamp::now().to_string()
 }
 
-/// Holds the one-pipeline-per-repository lock; its file says who holds it.
+/// Holds the one-pipeline-per-repository lock; the holder file beside it says who holds it.
 pub struct RunLock {
     _lock: store::Lock,
+    holder: std::path::PathBuf,
 }
 
-/// Takes the repository's pipeline lock, or refuses naming the holder.
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.holder);
+    }
+}
+
+/// Takes the repository's pipeline lock without waiting, or refuses naming the holder: a
+/// second run must not queue silently behind a long one.
 pub fn take_lock(store: &Store, sprint: &str) -> Result<RunLock> {
     let rel = "rails/locks/pipeline.lock";
-    let path = store.common_dir().join(rel);
-    let mut busy = false;
-    let lock = {
-        // Try once without waiting: a second run refuses instead of queueing behind a long one.
-        let probe = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open({
-                if let Some(d) = path.parent() {
-                    let _ = std::fs::create_dir_all(d);
-                }
-                &path
-            })
-            .map_err(|e| Error::internal(format!("opening {}: {e}", path.display())))?;
-        use fs2::FileExt;
-        if probe.try_lock_exclusive().is_err() {
-            busy = true;
+    let holder = store.common_dir().join("rails/locks/pipeline.holder");
+    let Some(lock) = store::try_lock(store.common_dir(), rel)? else {
+        let who = std::fs::read_to_string(&holder).unwrap_or_default();
+        let who = if who.trim().is_empty() {
+            "holder unknown".to_string()
         } else {
-            let _ = FileExt::unlock(&probe);
-        }
-        if busy {
-            let holder = std::fs::read_to_string(path.with_extension("holder")).unwrap_or_default();
-            return Err(Error::refused(format!(
-                "another pipeline is running in this repository ({})",
-                if holder.trim().is_empty() { "holder unknown".to_string() } else { holder.trim().to_string() }
-            ))
-            .hint("wait for it, or see `git rails pipeline status <sprint>`; one pipeline runs per repository"));
-        }
-        store::lock(store.common_dir(), rel, || {})?
+            who.trim().to_string()
+        };
+        return Err(Error::refused(format!(
+            "another pipeline is running in this repository ({who})"
+        ))
+        .hint("wait for it to end, or see `git rails pipeline status <sprint>`; one pipeline runs per repository"));
     };
     let _ = std::fs::write(
-        path.with_extension("holder"),
+        &holder,
         format!(
             "sprint {sprint}, pid {}, since {}",
             std::process::id(),
             now()
         ),
     );
-    Ok(RunLock { _lock: lock })
+    Ok(RunLock {
+        _lock: lock,
+        holder,
+    })
 }
 
 /// Commits a new state with its event; returns the commit.
@@ -289,8 +281,19 @@ fn commit(
 }
 
 /// The seed's message for an event, and whether it mentions the user.
-fn message_for(sprint: &str, e: &Event, state: &State) -> (String, bool) {
+fn message_for(sprint: &str, e: &Event, state: &State, branch: Option<&str>) -> (String, bool) {
     match (e.event.as_str(), e.to) {
+        ("ERROR" | "TIMEOUT", to) if to == e.from => (
+            format!(
+                "⚠️ {} {} in {} on {sprint} (attempt {}): {}",
+                e.actor.map(|a| a.as_str()).unwrap_or("the actor"),
+                if e.event == "TIMEOUT" { "timed out" } else { "failed" },
+                e.from.as_str(),
+                e.attempt,
+                e.reason.clone().unwrap_or_default()
+            ),
+            false,
+        ),
         ("ESCALATED", _) => (
             format!(
                 "🚨 {sprint}: {} in {}. Your attention is needed: `git rails pipeline resume {sprint}` or `abort`",
@@ -309,10 +312,7 @@ fn message_for(sprint: &str, e: &Event, state: &State) -> (String, bool) {
         ),
         (_, PState::Planning) => (format!("🦊 harang started planning {sprint}"), false),
         (_, PState::Implementing) => {
-            let branch = match &state.last_message {
-                Some(HandoffMessage::Narang { payload: Some(p), .. }) => format!(" ({})", p.branch),
-                _ => String::new(),
-            };
+            let branch = branch.map(|b| format!(" ({b})")).unwrap_or_default();
             (format!("⚙️ narang started implementing {sprint}{branch}"), false)
         }
         (_, PState::Reviewing) => (format!("🔎 darang started reviewing {sprint}"), false),
@@ -337,6 +337,7 @@ fn message_for(sprint: &str, e: &Event, state: &State) -> (String, bool) {
 }
 
 fn announce(
+    store: &Store,
     cfg: &PipelineConfig,
     sprint: &str,
     state: &State,
@@ -347,7 +348,8 @@ fn announce(
     if cfg.notify.is_empty() {
         return;
     }
-    let (message, mention) = message_for(sprint, e, state);
+    let branch = store.current_branch().ok().flatten();
+    let (message, mention) = message_for(sprint, e, state, branch.as_deref());
     let ev = notify::Event {
         schema: "rails-pipeline-event/v1",
         sprint: sprint.to_string(),
@@ -404,7 +406,7 @@ pub fn run(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Result<S
         "pipeline {sprint}: started in planning ({})",
         &c.to_string()[..7]
     ));
-    announce(&cfg, sprint, &state, &e, c, progress);
+    announce(store, &cfg, sprint, &state, &e, c, progress);
     drive(store, &root, &cfg, sprint, progress)
 }
 
@@ -436,7 +438,7 @@ pub fn resume(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Resul
             .reason("resumed by the user after escalation");
         let (c, e) = commit(store, sprint, Some(tip), &mut state, ev)?;
         progress.line(&format!("pipeline {sprint}: resumed in {}", back.as_str()));
-        announce(&cfg, sprint, &state, &e, c, progress);
+        announce(store, &cfg, sprint, &state, &e, c, progress);
     } else {
         progress.line(&format!(
             "pipeline {sprint}: resuming in {} (attempts so far: {})",
@@ -448,7 +450,12 @@ pub fn resume(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Resul
 }
 
 /// Ends a pipeline with a reason.
-pub fn abort(store: &Store, sprint: &str, reason: &str) -> Result<State> {
+pub fn abort(
+    store: &Store,
+    sprint: &str,
+    reason: &str,
+    progress: &mut dyn Progress,
+) -> Result<State> {
     contract::check_sprint(sprint)?;
     let _lock = take_lock(store, sprint)?;
     let Some((mut state, tip)) = load(store, sprint)? else {
@@ -468,7 +475,7 @@ pub fn abort(store: &Store, sprint: &str, reason: &str) -> Result<State> {
     let (c, e) = commit(store, sprint, Some(tip), &mut state, ev)?;
     let root = store.workdir()?.to_path_buf();
     if let Ok(cfg) = config::load(&root) {
-        announce(&cfg, sprint, &state, &e, c, &mut |_: &str| {});
+        announce(store, &cfg, sprint, &state, &e, c, progress);
     }
     Ok(state)
 }
@@ -561,6 +568,11 @@ fn drive(
         let Some(actor) = state.state.actor() else {
             return Ok(state);
         };
+        if state.attempts >= cfg.retry.max_attempts {
+            // A run killed between its last failed attempt and the escalation: escalate now
+            // instead of spawning past maxAttempts.
+            return escalate(store, cfg, sprint, state, tip, actor, progress);
+        }
         let attempt = state.attempts + 1;
         let contract_id = contract::newest(store, sprint)?
             .map(|f| f.contract.id)
@@ -586,16 +598,20 @@ fn drive(
             match answer {
                 Answer::Timeout(why) => Err(("TIMEOUT".into(), why, false)),
                 Answer::Error(why) => Err(("ERROR".into(), why, false)),
-                Answer::Message(m) if m.actor() != actor => Err((
-                    "ERROR".into(),
-                    format!(
-                        "{} answered in {} (it is {}'s turn): an illegal transition",
-                        m.actor().as_str(),
-                        from.as_str(),
-                        actor.as_str()
-                    ),
-                    true,
-                )),
+                Answer::Message(m) if m.actor() != actor => {
+                    ev.verdict = Some(m.verdict());
+                    ev.message = Some(m.clone());
+                    Err((
+                        "ERROR".into(),
+                        format!(
+                            "{} answered in {} (it is {}'s turn): an illegal transition",
+                            m.actor().as_str(),
+                            from.as_str(),
+                            actor.as_str()
+                        ),
+                        true,
+                    ))
+                }
                 Answer::Message(m) => {
                     ev.verdict = Some(m.verdict());
                     let r = transition_for(store, root, sprint, &mut state, &m, cfg);
@@ -627,7 +643,7 @@ fn drive(
                     e.verdict.clone().unwrap_or_default(),
                     next.as_str()
                 ));
-                announce(cfg, sprint, &state, &e, c, progress);
+                announce(store, cfg, sprint, &state, &e, c, progress);
             }
             Err((kind, why, fatal)) => {
                 state.attempts += 1;
@@ -642,26 +658,12 @@ fn drive(
                     state.state = PState::Aborted;
                 }
                 let (c, e) = commit(store, sprint, Some(tip), &mut state, ev)?;
-                announce(cfg, sprint, &state, &e, c, progress);
+                announce(store, cfg, sprint, &state, &e, c, progress);
                 if state.state.is_final() {
                     return Ok(state);
                 }
                 if state.attempts >= cfg.retry.max_attempts {
-                    // The escalation is its own event, notified with a mention.
-                    state.state = PState::Escalated;
-                    state.escalated_from = Some(from);
-                    let mut esc = Event::new("ESCALATED", from, PState::Escalated)
-                        .reason(format!("{} failed attempts", state.attempts));
-                    esc.actor = Some(actor);
-                    esc.attempt = attempt;
-                    let (c2, e2) = commit(store, sprint, Some(c), &mut state, esc)?;
-                    announce(cfg, sprint, &state, &e2, c2, progress);
-                    progress.line(&format!(
-                        "pipeline {sprint}: escalated after {} failed attempts in {}; resume with `git rails pipeline resume {sprint}` or end it with `git rails pipeline abort {sprint} --reason …`",
-                        state.attempts,
-                        from.as_str()
-                    ));
-                    return Ok(state);
+                    return escalate(store, cfg, sprint, state, c, actor, progress);
                 }
                 let backoff = cfg
                     .retry
@@ -674,6 +676,33 @@ fn drive(
             }
         }
     }
+}
+
+/// Commits the escalation after `maxAttempts` failures: its own event, notified with a mention.
+fn escalate(
+    store: &Store,
+    cfg: &PipelineConfig,
+    sprint: &str,
+    mut state: State,
+    tip: ObjectId,
+    actor: Actor,
+    progress: &mut dyn Progress,
+) -> Result<State> {
+    let from = state.state;
+    state.state = PState::Escalated;
+    state.escalated_from = Some(from);
+    let mut esc = Event::new("ESCALATED", from, PState::Escalated)
+        .reason(format!("{} failed attempts", state.attempts));
+    esc.actor = Some(actor);
+    esc.attempt = state.attempts;
+    let (c, e) = commit(store, sprint, Some(tip), &mut state, esc)?;
+    announce(store, cfg, sprint, &state, &e, c, progress);
+    progress.line(&format!(
+        "pipeline {sprint}: escalated after {} failed attempts in {}; resume with `git rails pipeline resume {sprint}` or end it with `git rails pipeline abort {sprint} --reason …`",
+        state.attempts,
+        from.as_str()
+    ));
+    Ok(state)
 }
 
 /// The transition a valid message of the right actor asks for, or why it cannot be taken

@@ -44,9 +44,11 @@ pub fn send_all(notifiers: &[NotifyConfig], event: &Event) -> Vec<String> {
             NotifyKind::Webhook => send_webhook(n, event),
         };
         if let Err(e) = result {
-            failures.push(
-                format!("notifier {i} ({:?}) failed and was skipped: {e}", n.kind).to_lowercase(),
-            );
+            let kind = match n.kind {
+                NotifyKind::Command => "command",
+                NotifyKind::Webhook => "webhook",
+            };
+            failures.push(format!("notifier {i} ({kind}) failed and was skipped: {e}"));
         }
     }
     failures

@@ -119,9 +119,7 @@ fn compile(glob: &str) -> Result<Glob, String> {
         return Err("the glob is empty".to_string());
     }
     if glob.starts_with('/') {
-        return Err(
-            "the glob is absolute; check paths are relative to the repository".to_string(),
-        );
+        return Err("the glob is absolute; check paths are relative to the repository".to_string());
     }
     // "끝의 /는 무시": one trailing slash names the same folder.
     let body = glob.strip_suffix('/').unwrap_or(glob);
@@ -177,10 +175,8 @@ fn segments_match(glob: &[Segment], path: &[&str]) -> bool {
             Segment::Pattern(pattern) => {
                 for j in 0..path.len() {
                     if reach[j] {
-                        next[j + 1] = matches!(
-                            go_match(pattern.as_bytes(), path[j].as_bytes()),
-                            Ok(true)
-                        );
+                        next[j + 1] =
+                            matches!(go_match(pattern.as_bytes(), path[j].as_bytes()), Ok(true));
                     }
                 }
             }
@@ -274,12 +270,8 @@ fn scan_chunk(mut pattern: &[u8]) -> (bool, &[u8], &[u8]) {
     let mut i = 0;
     while i < pattern.len() {
         match pattern[i] {
-            b'\\' => {
-                // A trailing `\` is reported by match_chunk.
-                if i + 1 < pattern.len() {
-                    i += 1;
-                }
-            }
+            // A trailing `\` is reported by match_chunk.
+            b'\\' if i + 1 < pattern.len() => i += 1,
             b'[' => in_range = true,
             b']' => in_range = false,
             b'*' if !in_range => break,
@@ -410,7 +402,11 @@ mod tests {
             assert_eq!(m(p, n), Ok(want), "Match({p:?}, {n:?})");
         };
         let bad = |p: &str, n: &str| {
-            assert_eq!(m(p, n), Err(BadPattern), "Match({p:?}, {n:?}) should be bad");
+            assert_eq!(
+                m(p, n),
+                Err(BadPattern),
+                "Match({p:?}, {n:?}) should be bad"
+            );
         };
         ok("abc", "abc", true);
         ok("*", "abc", true);
@@ -470,6 +466,9 @@ mod tests {
         bad("ad[", "ab");
         bad("*x[", "a");
         ok("*x", "xxx", true);
+        ok("*", "", true);
+        ok("**", "", true);
+        ok("?", "", false);
         // A `*` may skip into a multi-byte character, as in Go: "€" is three bytes, and from
         // its second byte `??` sees two invalid bytes.
         ok("*??", "€", true);

@@ -20,20 +20,35 @@ impl Drop for Lock {
     }
 }
 
-/// Takes the exclusive lock `<common_dir>/<relative>`, creating folders as needed. When another
-/// process holds it, `waiting` is called once and the call blocks until the lock is free.
-pub fn lock(common_dir: &Path, relative: &str, waiting: impl FnOnce()) -> Result<Lock> {
+/// Takes the exclusive lock `<common_dir>/<relative>` if it is free; None when another process
+/// holds it (nothing waits).
+pub fn try_lock(common_dir: &Path, relative: &str) -> Result<Option<Lock>> {
     let path = common_dir.join(relative);
+    let file = open(&path)?;
+    match file.try_lock_exclusive() {
+        Ok(()) => Ok(Some(Lock { file, path })),
+        Err(_) => Ok(None),
+    }
+}
+
+fn open(path: &Path) -> Result<File> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).ctx(format!("creating {}", dir.display()))?;
     }
-    let file = std::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .read(true)
         .write(true)
-        .open(&path)
-        .ctx(format!("opening the lock {}", path.display()))?;
+        .open(path)
+        .ctx(format!("opening the lock {}", path.display()))
+}
+
+/// Takes the exclusive lock `<common_dir>/<relative>`, creating folders as needed. When another
+/// process holds it, `waiting` is called once and the call blocks until the lock is free.
+pub fn lock(common_dir: &Path, relative: &str, waiting: impl FnOnce()) -> Result<Lock> {
+    let path = common_dir.join(relative);
+    let file = open(&path)?;
     if file.try_lock_exclusive().is_err() {
         waiting();
         file.lock_exclusive()

@@ -9,7 +9,7 @@ mod atomic;
 mod lock;
 
 pub use atomic::{atomic_write, atomic_write_mode};
-pub use lock::{lock, Lock};
+pub use lock::{lock, try_lock, Lock};
 
 use std::path::{Path, PathBuf};
 

@@ -13,7 +13,9 @@ mod evidence;
 mod evidence_durability;
 mod foundation;
 mod hooks;
+mod input_forms;
 mod man_pages;
+mod pipeline;
 mod status_gate;
 
 #[test]
