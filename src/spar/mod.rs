@@ -10,3 +10,7 @@ pub mod classify;
 pub mod config;
 pub mod glob;
 pub mod location;
+pub mod record;
+pub mod result;
+pub mod round;
+pub mod summary;

@@ -521,6 +521,121 @@ impl Store {
         )))
     }
 
+    /// Every blob, symlink and submodule entry of a commit's tree, with its git mode
+    /// (`100644`, `100755`, `120000`, `160000`), path-sorted.
+    pub fn tree_entries(&self, commit: ObjectId) -> Result<Vec<(String, String)>> {
+        let tree = self.tree_of(commit)?;
+        let mut out = Vec::new();
+        self.walk_tree(tree, "", &mut out)?;
+        Ok(out)
+    }
+
+    fn walk_tree(
+        &self,
+        tree: ObjectId,
+        prefix: &str,
+        out: &mut Vec<(String, String)>,
+    ) -> Result<()> {
+        let t = self
+            .repo
+            .find_tree(tree)
+            .ctx(format!("reading tree {tree}"))?;
+        for entry in t.iter() {
+            let entry = entry.ctx("reading a tree entry")?;
+            let name = entry.filename().to_str_lossy();
+            let path = if prefix.is_empty() {
+                name.to_string()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            let mode = entry.mode();
+            if mode.is_tree() {
+                self.walk_tree(entry.oid().to_owned(), &path, out)?;
+            } else {
+                let m = match mode.kind() {
+                    EntryKind::BlobExecutable => "100755",
+                    EntryKind::Link => "120000",
+                    EntryKind::Commit => "160000",
+                    _ => "100644",
+                };
+                out.push((path, m.to_string()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes a commit's tree into `dir` as plain files (raw blobs: no filters, no attributes),
+    /// refusing entry names git itself would refuse; the user's work tree and index are not
+    /// touched. Files are left read-only.
+    pub fn extract_tree(&self, commit: ObjectId, dir: &Path) -> Result<usize> {
+        let tree = self.tree_of(commit)?;
+        std::fs::create_dir_all(dir).ctx(format!("creating {}", dir.display()))?;
+        let mut n = 0;
+        self.extract_into(tree, dir, &mut n)?;
+        Ok(n)
+    }
+
+    fn extract_into(&self, tree: ObjectId, dir: &Path, n: &mut usize) -> Result<()> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let t = self
+            .repo
+            .find_tree(tree)
+            .ctx(format!("reading tree {tree}"))?;
+        for entry in t.iter() {
+            let entry = entry.ctx("reading a tree entry")?;
+            let name = entry.filename();
+            let vmode = entry
+                .mode()
+                .is_link()
+                .then_some(gix::validate::path::component::Mode::Symlink);
+            gix::validate::path::component(name, vmode, Default::default())
+                .map_err(|e| Error::refused(format!("refusing tree entry {name:?}: {e}")))?;
+            let path = dir.join(name.to_str_lossy().as_ref());
+            let oid = entry.oid().to_owned();
+            match entry.mode().kind() {
+                EntryKind::Tree => {
+                    std::fs::create_dir(&path).ctx(format!("creating {}", path.display()))?;
+                    self.extract_into(oid, &path, n)?;
+                }
+                kind @ (EntryKind::Blob | EntryKind::BlobExecutable) => {
+                    let blob = self
+                        .repo
+                        .find_blob(oid)
+                        .ctx(format!("reading {}", path.display()))?;
+                    let mode = if kind == EntryKind::BlobExecutable {
+                        0o555
+                    } else {
+                        0o444
+                    };
+                    let mut f = std::fs::OpenOptions::new()
+                        .write(true)
+                        .create_new(true)
+                        .mode(mode)
+                        .open(&path)
+                        .ctx(format!("creating {}", path.display()))?;
+                    f.write_all(&blob.data)
+                        .ctx(format!("writing {}", path.display()))?;
+                    *n += 1;
+                }
+                EntryKind::Link => {
+                    let blob = self
+                        .repo
+                        .find_blob(oid)
+                        .ctx(format!("reading {}", path.display()))?;
+                    let target = String::from_utf8_lossy(&blob.data).into_owned();
+                    std::os::unix::fs::symlink(target, &path)
+                        .ctx(format!("linking {}", path.display()))?;
+                    *n += 1;
+                }
+                EntryKind::Commit => {
+                    std::fs::create_dir(&path).ctx(format!("creating {}", path.display()))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Paths that differ between two trees (files only), as `git diff --name-only` lists them.
     pub fn changed_paths(&self, a: ObjectId, b: ObjectId) -> Result<Vec<String>> {
         use gix::diff::tree::recorder::Change;

@@ -1,0 +1,227 @@
+//! The records of a round (`review-round/v1`): `round.json`, `findings.json`, `ledger.jsonl`,
+//! and where they live in git — the tree `rounds/<round>/…` of a commit on
+//! `refs/spar/series/<series>`, plus the round's `summary.md` in `refs/notes/spar` on the head.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::store::{self, refs, ObjectId, Store};
+
+pub const ROUND_SCHEMA: &str = "review-round/v1";
+
+/// The ref of a series.
+pub fn series_ref(series: &str) -> String {
+    format!("{}{series}", refs::SPAR_SERIES)
+}
+
+/// One reviewer of a round, as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewerRecord {
+    pub name: String,
+    pub preset: String,
+    /// completed | failed | invalid_output | tool_violation | unavailable | pending
+    pub status: String,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub timeout_seconds: u64,
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The model the reviewer's output named (G12); null when unknown.
+    #[serde(default)]
+    pub observed_model: Option<String>,
+    #[serde(default)]
+    pub attempts: Vec<Value>,
+    #[serde(default)]
+    pub verdict: Option<String>,
+    #[serde(default)]
+    pub angles_checked: Vec<Value>,
+    #[serde(default)]
+    pub angles_unchecked: Vec<Value>,
+    #[serde(default)]
+    pub limits: Option<String>,
+    #[serde(default)]
+    pub standpoint: Option<String>,
+    #[serde(default)]
+    pub standpoint_report: Option<Value>,
+    #[serde(default)]
+    pub started_at: Option<String>,
+    #[serde(default)]
+    pub finished_at: Option<String>,
+}
+
+/// A classified finding (`findings.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// `<reviewer>-F<n>`.
+    pub id: String,
+    pub reviewer: String,
+    /// The reviewer's own id for it.
+    pub reviewer_id: String,
+    pub proposed_class: String,
+    pub angle: String,
+    pub location: String,
+    pub path: String,
+    #[serde(default)]
+    pub lines: Option<(u64, u64)>,
+    pub in_check_paths: bool,
+    /// Old records without the field read as a readable location (G32).
+    #[serde(default)]
+    pub location_unreadable: bool,
+    pub claim: String,
+    pub failure_scenario: String,
+    pub evidence: String,
+    pub link_kind: String,
+    pub link: String,
+    #[serde(default)]
+    pub claimed_link_kind: String,
+    #[serde(default)]
+    pub claimed_link: String,
+    pub introduced_by_change: String,
+    pub regression: String,
+    pub check_impact: String,
+    pub confidence: String,
+    /// Empty: no direction (also for old records without it, G32).
+    #[serde(default)]
+    pub smallest_fix: String,
+    pub class: String,
+    pub class_reason: String,
+    #[serde(default)]
+    pub auto_deferred: bool,
+}
+
+/// `round.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    pub schema: String,
+    pub series: String,
+    pub round: String,
+    pub stage: String,
+    pub base: String,
+    pub head: String,
+    pub packet_sha256: String,
+    pub config: Value,
+    pub reviewers: Vec<ReviewerRecord>,
+    #[serde(default)]
+    pub decisions: Vec<Value>,
+    #[serde(default)]
+    pub standpoints: Vec<Value>,
+    #[serde(default)]
+    pub standpoints_uncovered: Vec<String>,
+    #[serde(default)]
+    pub links: Value,
+    #[serde(default)]
+    pub documents: Value,
+    pub started_at: String,
+    #[serde(default)]
+    pub finished_at: Option<String>,
+    #[serde(default)]
+    pub dry_run: bool,
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+/// The newest commit of a series and its rounds' names in order.
+pub fn series_tip(store: &Store, series: &str) -> Result<Option<ObjectId>> {
+    store.ref_target(&series_ref(series))
+}
+
+/// The names of the rounds recorded in a series (in the order they were first written).
+pub fn round_names(store: &Store, series: &str) -> Result<Vec<String>> {
+    let Some(tip) = series_tip(store, series)? else {
+        return Ok(Vec::new());
+    };
+    let mut names: Vec<String> = Vec::new();
+    for info in store.chain(tip)? {
+        if let Some(r) = info.trailer("Spar-Round") {
+            if !names.contains(&r) {
+                names.push(r);
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// A recorded file of a round, or None.
+pub fn round_file(store: &Store, series: &str, round: &str, file: &str) -> Result<Option<Vec<u8>>> {
+    let Some(tip) = series_tip(store, series)? else {
+        return Ok(None);
+    };
+    store.read_file(tip, &format!("rounds/{round}/{file}"))
+}
+
+/// Reads a round's `round.json` (refused when it cannot be read, G32).
+pub fn load_round(store: &Store, series: &str, round: &str) -> Result<Round> {
+    let bytes = round_file(store, series, round, "round.json")?.ok_or_else(|| {
+        Error::refused(format!("{series}: round {round} is not recorded"))
+            .hint(format!("see `git spar show {series}`"))
+    })?;
+    let r: Round = serde_json::from_slice(&bytes).map_err(|e| {
+        Error::refused(format!(
+            "{series}: round {round}: round.json cannot be read as {ROUND_SCHEMA}: {e}"
+        ))
+    })?;
+    if r.schema != ROUND_SCHEMA {
+        return Err(Error::refused(format!(
+            "{series}: round {round}: round.json is {:?}, not {ROUND_SCHEMA}",
+            r.schema
+        )));
+    }
+    Ok(r)
+}
+
+/// Reads a round's `findings.json` (an absent file is no findings).
+pub fn load_findings(store: &Store, series: &str, round: &str) -> Result<Vec<Finding>> {
+    match round_file(store, series, round, "findings.json")? {
+        None => Ok(Vec::new()),
+        Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+            Error::refused(format!(
+                "{series}: round {round}: findings.json cannot be read: {e}"
+            ))
+        }),
+    }
+}
+
+/// Writes files under `rounds/<round>/` as one commit on the series ref (compare-and-swap from
+/// `expected`). Returns None when another writer moved the ref first.
+pub fn write_round(
+    store: &Store,
+    series: &str,
+    round: &str,
+    expected: Option<ObjectId>,
+    files: Vec<(String, Vec<u8>)>,
+    subject: &str,
+    trailers: &[(&str, String)],
+) -> Result<Option<ObjectId>> {
+    let files: Vec<(String, Vec<u8>)> = files
+        .into_iter()
+        .map(|(name, bytes)| (format!("rounds/{round}/{name}"), bytes))
+        .collect();
+    let mut all = vec![
+        ("Spar-Series", series.to_string()),
+        ("Spar-Round", round.to_string()),
+    ];
+    all.extend(trailers.iter().cloned());
+    let msg = store::message(subject, "", &all);
+    store.append_commit(&series_ref(series), expected, &files, &msg)
+}
+
+/// JSON lines (`ledger.jsonl`, `waivers.jsonl`).
+pub fn jsonl(items: &[Value]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in items {
+        if let Ok(line) = serde_json::to_string(i) {
+            out.extend_from_slice(line.as_bytes());
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
+/// Pretty JSON with a final newline.
+pub fn pretty(v: &impl Serialize) -> Vec<u8> {
+    let mut out = serde_json::to_vec_pretty(v).unwrap_or_default();
+    out.push(b'\n');
+    out
+}

@@ -1,0 +1,878 @@
+//! One round: every input checked before anything starts or is written, the copies and the
+//! packet in a workspace, the reviewers run in parallel, their results held to G1–G6, the
+//! findings located, linked and classified, and the round recorded in git.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use super::classify::{self, FindingFacts};
+use super::config::{self, Angle, Config, Preset, SelectedReviewer, Status};
+use super::glob::CheckPaths;
+use super::location::{Copy, Document, EntryKind, LinkKind, Resolver};
+use super::record::{self, Finding, ReviewerRecord, Round};
+use super::result::{self, ResultContext};
+use super::summary;
+use crate::error::{Context, Error, Result};
+use crate::store::{self, refs, ObjectId, Store};
+
+/// What `git spar run` was asked.
+#[derive(Debug, Clone, Default)]
+pub struct RunRequest {
+    pub base: String,
+    pub head: Option<String>,
+    pub stage: Option<String>,
+    pub series: Option<String>,
+    pub reviewers: Option<String>,
+    pub models: Vec<String>,
+    pub efforts: Vec<String>,
+    pub criteria: Option<PathBuf>,
+    pub rules: Vec<PathBuf>,
+    pub subject: Option<PathBuf>,
+    pub check_paths: Vec<String>,
+    pub dry_run: bool,
+    pub out: Option<PathBuf>,
+}
+
+pub const STAGES: [&str; 3] = ["plan", "plan-delta", "code"];
+
+/// A document given on the command line (G26).
+struct ArgDocument {
+    doc: Document,
+    contents: String,
+}
+
+fn read_document(root: &Path, path: &Path, what: &str) -> Result<ArgDocument> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        Error::refused(format!("{what} {}: cannot be read: {e}", path.display()))
+            .hint("name a readable file")
+    })?;
+    let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let root_abs = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let repo_path = abs
+        .strip_prefix(&root_abs)
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned());
+    let doc = Document::new(
+        abs.to_string_lossy().into_owned(),
+        repo_path.as_deref(),
+        &bytes,
+    );
+    Ok(ArgDocument {
+        doc,
+        contents: String::from_utf8_lossy(&bytes).into_owned(),
+    })
+}
+
+/// The default series: the current branch, `/` replaced by `-`.
+pub fn default_series(store: &Store) -> Result<String> {
+    match store.current_branch()? {
+        Some(b) => Ok(b.replace('/', "-")),
+        None => Err(
+            Error::usage("HEAD is detached, so no branch names the series")
+                .hint("name it with --series <name>"),
+        ),
+    }
+}
+
+/// A series name must be one ref component.
+pub fn check_series(series: &str) -> Result<()> {
+    crate::contract::schema::check_sprint_id(series)
+        .map_err(|_| Error::usage(format!("series {series:?} must start with a letter or digit and contain only letters, digits, '.', '_' and '-'")))
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    let mut h = Sha256::new();
+    h.update(bytes);
+    format!("{:x}", h.finalize())
+}
+
+/// The copy of a commit as the location rules see it.
+fn copy_of(store: &Store, commit: ObjectId) -> Result<Copy> {
+    let mut copy = Copy::new();
+    for (path, mode) in store.tree_entries(commit)? {
+        let kind = match mode.as_str() {
+            "100755" => EntryKind::Executable,
+            "120000" => EntryKind::Symlink,
+            "160000" => EntryKind::Submodule,
+            _ => EntryKind::Blob,
+        };
+        copy.insert(path, kind);
+    }
+    Ok(copy)
+}
+
+/// G28 for `run --out`: a folder that does not exist yet, and, inside any git repository,
+/// ignored by every repository around it with no tracked file below it.
+fn check_out_dir(out: &Path) -> Result<PathBuf> {
+    if out.exists() || out.symlink_metadata().is_ok() {
+        return Err(Error::refused(format!(
+            "--out {}: the folder must not exist yet",
+            out.display()
+        )));
+    }
+    let abs = if out.is_absolute() {
+        out.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .ctx("reading the current directory")?
+            .join(out)
+    };
+    let mut dir = abs.parent().map(Path::to_path_buf);
+    while let Some(d) = dir {
+        if d.join(".git").exists() {
+            let rel = abs.strip_prefix(&d).unwrap_or(&abs);
+            let status = std::process::Command::new("git")
+                .args(["check-ignore", "-q", "--"])
+                .arg(rel)
+                .current_dir(&d)
+                .status()
+                .ctx("running git check-ignore")?;
+            match status.code() {
+                Some(0) => {}
+                Some(1) => {
+                    return Err(Error::refused(format!(
+                        "--out {}: it is inside the git repository {} and not ignored there",
+                        out.display(),
+                        d.display()
+                    ))
+                    .hint("choose a folder outside the repository, or one its .gitignore ignores"))
+                }
+                _ => {
+                    return Err(Error::refused(format!(
+                        "--out {}: git cannot tell whether {} ignores it",
+                        out.display(),
+                        d.display()
+                    )))
+                }
+            }
+        }
+        dir = d.parent().map(Path::to_path_buf);
+    }
+    Ok(abs)
+}
+
+/// How one reviewer of the round came out.
+struct ReviewerRun {
+    record: ReviewerRecord,
+    stdout: String,
+    stderr: String,
+    result: Option<result::ReviewerResult>,
+}
+
+fn now() -> String {
+    jiff::Timestamp::now().to_string()
+}
+
+fn base_record(sel: &SelectedReviewer, status: Status, reason: String) -> ReviewerRecord {
+    ReviewerRecord {
+        name: sel.name().to_string(),
+        preset: sel.preset().as_str().to_string(),
+        status: status.as_str().to_string(),
+        reason,
+        timeout_seconds: sel.timeout_seconds(),
+        model: sel.model.as_ref().map(|m| m.value.clone()),
+        observed_model: None,
+        attempts: Vec::new(),
+        verdict: None,
+        angles_checked: Vec::new(),
+        angles_unchecked: Vec::new(),
+        limits: None,
+        standpoint: None,
+        standpoint_report: None,
+        started_at: None,
+        finished_at: None,
+    }
+}
+
+/// Runs one `command` reviewer; other presets are recorded without running (this build).
+fn run_reviewer(
+    sel: &SelectedReviewer,
+    workspace: &Path,
+    head: &str,
+    angles: &[Angle],
+) -> ReviewerRun {
+    let started = now();
+    let name = sel.name().to_string();
+    let finish = |mut rec: ReviewerRecord, stdout: String, stderr: String, result| {
+        rec.started_at = Some(started.clone());
+        rec.finished_at = Some(now());
+        ReviewerRun {
+            record: rec,
+            stdout,
+            stderr,
+            result,
+        }
+    };
+    match sel.preset() {
+        Preset::Native => {
+            let rec = base_record(
+                sel,
+                Status::Pending,
+                format!(
+                "native: run a subagent on {name}/prompt.md and record it with `git spar record`"
+            ),
+            );
+            return finish(rec, String::new(), String::new(), None);
+        }
+        Preset::Command => {}
+        other => {
+            let exe = sel.executable().unwrap_or(other.as_str());
+            let rec = match config::find_executable(exe, std::env::var_os("PATH").as_deref()) {
+                Err((status, why)) => base_record(sel, status, why),
+                Ok(_) => base_record(
+                    sel,
+                    Status::Unavailable,
+                    format!(
+                        "the {} preset is not run by this build yet; use a command reviewer",
+                        other.as_str()
+                    ),
+                ),
+            };
+            return finish(rec, String::new(), String::new(), None);
+        }
+    }
+    let argv = sel
+        .reviewer
+        .argv
+        .as_ref()
+        .map(|a| a.value.clone())
+        .unwrap_or_default();
+    let Some(program) = argv.first() else {
+        let rec = base_record(sel, Status::Failed, "command reviewer without argv".into());
+        return finish(rec, String::new(), String::new(), None);
+    };
+    let exe = match config::find_executable(program, std::env::var_os("PATH").as_deref()) {
+        Ok(p) => p,
+        Err((status, why)) => {
+            let rec = base_record(sel, status, why);
+            return finish(rec, String::new(), String::new(), None);
+        }
+    };
+    let prompt = workspace.join(&name).join("input.md");
+    let schema = workspace.join("schema.json");
+    let args = config::substitute_argv(
+        &argv,
+        &config::Placeholders {
+            prompt: prompt.as_os_str(),
+            workspace: workspace.as_os_str(),
+            schema: schema.as_os_str(),
+        },
+    );
+    let mut full: Vec<String> = vec![exe.to_string_lossy().into_owned()];
+    full.extend(
+        args.iter()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into_owned()),
+    );
+    let timeout = Duration::from_secs(sel.timeout_seconds());
+    let r = crate::process::run_argv(&full, workspace, b"", timeout);
+    let attempt = json!({
+        "started_at": started,
+        "exit_code": r.exit_code,
+        "timed_out": r.timed_out,
+        "duration_ms": r.duration.as_millis() as u64,
+    });
+    let mut rec = base_record(sel, Status::Completed, String::new());
+    rec.attempts.push(attempt);
+    if r.timed_out {
+        rec.status = Status::Failed.as_str().into();
+        rec.reason = format!(
+            "timed out after {} s; its process group was killed",
+            sel.timeout_seconds()
+        );
+        return finish(rec, r.stdout_tail, r.stderr_tail, None);
+    }
+    if let Some(e) = &r.spawn_error {
+        rec.status = Status::Failed.as_str().into();
+        rec.reason = format!("could not start: {e}");
+        return finish(rec, r.stdout_tail, r.stderr_tail, None);
+    }
+    if r.exit_code != Some(0) {
+        let tail = r
+            .stderr_tail
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .to_string();
+        rec.status = Status::Failed.as_str().into();
+        rec.reason = format!(
+            "{}{}",
+            r.describe(),
+            if tail.is_empty() {
+                String::new()
+            } else {
+                format!(": {tail}")
+            }
+        );
+        return finish(rec, r.stdout_tail, r.stderr_tail, None);
+    }
+    let ctx = ResultContext {
+        head,
+        requested_angles: angles,
+        round_has_standpoints: false,
+        reviewer_standpoint: None,
+    };
+    match result::check_result(&r.stdout_tail, &ctx) {
+        Err(invalid) => {
+            rec.status = Status::InvalidOutput.as_str().into();
+            rec.reason = invalid.reason;
+            finish(rec, r.stdout_tail, r.stderr_tail, None)
+        }
+        Ok(res) => {
+            apply_result(&mut rec, &res);
+            finish(rec, r.stdout_tail, r.stderr_tail, Some(res))
+        }
+    }
+}
+
+/// Copies a valid result's verdict and angles onto the record (G3: could_not_review is failed).
+fn apply_result(rec: &mut ReviewerRecord, res: &result::ReviewerResult) {
+    rec.verdict = Some(res.verdict.as_str().to_string());
+    rec.angles_checked = res
+        .angles_checked
+        .iter()
+        .map(|(a, r)| json!({"angle": a, "result": r}))
+        .collect();
+    rec.angles_unchecked = res
+        .angles_unchecked
+        .iter()
+        .map(|(a, r)| json!({"angle": a, "reason": r}))
+        .collect();
+    rec.limits = Some(res.limits.clone());
+    if res.could_not_review() {
+        rec.status = Status::Failed.as_str().into();
+        rec.reason = "the reviewer answered could_not_review".into();
+    } else {
+        rec.status = Status::Completed.as_str().into();
+        rec.reason = String::new();
+    }
+}
+
+/// Everything the classification needs about the round.
+pub struct RoundContext {
+    resolver: Resolver,
+    head: ObjectId,
+}
+
+impl RoundContext {
+    fn build(
+        store: &Store,
+        base: ObjectId,
+        head: ObjectId,
+        check_paths: CheckPaths,
+        rules: &[(Document, String)],
+        criteria: Option<&(Document, String)>,
+        subject: Option<&Document>,
+    ) -> Result<RoundContext> {
+        let mut resolver = Resolver::new(copy_of(store, head)?, copy_of(store, base)?, check_paths);
+        for (doc, _) in rules {
+            resolver = resolver.with_rule_document(doc.clone());
+        }
+        if let Some((doc, text)) = criteria {
+            resolver = resolver.with_criteria(doc.clone(), text);
+        }
+        if let Some(doc) = subject {
+            resolver = resolver.with_document(doc.clone());
+        }
+        Ok(RoundContext { resolver, head })
+    }
+
+    /// Classifies a reviewer's findings, numbering them `<reviewer>-F<n>`.
+    fn findings(
+        &self,
+        store: &Store,
+        reviewer: &str,
+        res: &result::ReviewerResult,
+    ) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for (i, f) in res.findings.iter().enumerate() {
+            let loc = self.resolver.resolve_location(&f.location);
+            let kind: LinkKind = f.link_kind;
+            let head = self.head;
+            let mut lines = |path: &str| -> Option<u64> {
+                store
+                    .read_file(head, path)
+                    .ok()
+                    .flatten()
+                    .map(|b| super::location::count_lines(&b))
+            };
+            let link = self.resolver.resolve_link(kind, &f.link, &mut lines);
+            let facts = FindingFacts::new(
+                f.proposed_class,
+                f.check_impact,
+                f.introduced_by_change,
+                f.regression,
+            )
+            .location(&loc)
+            .link(&link);
+            let c = classify::classify(&facts);
+            out.push(Finding {
+                id: format!("{reviewer}-F{}", i + 1),
+                reviewer: reviewer.to_string(),
+                reviewer_id: f.id.clone(),
+                proposed_class: f.proposed_class.as_str().to_string(),
+                angle: f.angle.clone(),
+                location: f.location.clone(),
+                path: loc.path.clone(),
+                lines: loc.lines,
+                in_check_paths: loc.in_check_paths,
+                location_unreadable: loc.is_unreadable(),
+                claim: f.claim.clone(),
+                failure_scenario: f.failure_scenario.clone(),
+                evidence: f.evidence.clone(),
+                link_kind: if link.confirmed {
+                    link.kind.as_str().to_string()
+                } else {
+                    "none".into()
+                },
+                link: if link.confirmed {
+                    link.link.clone()
+                } else {
+                    String::new()
+                },
+                claimed_link_kind: link.claimed_kind.as_str().to_string(),
+                claimed_link: link.claimed_link.clone(),
+                introduced_by_change: f.introduced_by_change.as_str().to_string(),
+                regression: f.regression.as_str().to_string(),
+                check_impact: f.check_impact.as_str().to_string(),
+                confidence: f.confidence.as_str().to_string(),
+                smallest_fix: f.smallest_fix.clone().unwrap_or_default(),
+                class: c.class.as_str().to_string(),
+                class_reason: c.class_reason.clone(),
+                auto_deferred: c.auto_deferred,
+            });
+        }
+        out
+    }
+}
+
+/// The `auto_deferred` ledger lines of a round's findings.
+fn ledger_lines(findings: &[Finding]) -> Vec<Value> {
+    findings
+        .iter()
+        .filter(|f| f.auto_deferred)
+        .map(|f| {
+            json!({
+                "finding": f.id,
+                "disposition": "auto_deferred",
+                "reason": f.class_reason,
+                "at": now(),
+            })
+        })
+        .collect()
+}
+
+/// What a run did.
+pub struct RunOutcome {
+    pub round: Round,
+    pub findings: Vec<Finding>,
+    pub workspace: PathBuf,
+    pub kept_workspace: bool,
+    pub commit: Option<ObjectId>,
+}
+
+/// Runs a round. Every input is checked before any reviewer starts or anything is written.
+pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> Result<RunOutcome> {
+    let root = store.workdir()?.to_path_buf();
+    // Inputs first (G14–G27), in the order a person reads the command line.
+    let stage = req.stage.clone().unwrap_or_else(|| "code".into());
+    if !STAGES.contains(&stage.as_str()) {
+        return Err(Error::usage(format!(
+            "--stage {stage:?} is not one of plan, plan-delta, code"
+        )));
+    }
+    let series = match &req.series {
+        Some(s) => s.clone(),
+        None => default_series(store)?,
+    };
+    check_series(&series)?;
+    let mut cfg = Config::load(&config::Env::from_process(root.clone()))?;
+    cfg.add_check_paths(&req.check_paths)?;
+    let selected = config::select(&cfg, req.reviewers.as_deref(), &req.models, &req.efforts)?;
+    let base = store
+        .resolve_commit(&req.base)
+        .map_err(|e| e.context("--base"))?;
+    let head_rev = req.head.clone().unwrap_or_else(|| "HEAD".into());
+    let head = store
+        .resolve_commit(&head_rev)
+        .map_err(|e| e.context("--head"))?;
+    let criteria = match &req.criteria {
+        Some(p) => Some(read_document(&root, p, "--criteria")?),
+        None => None,
+    };
+    let subject = match &req.subject {
+        Some(p) => Some(read_document(&root, p, "--subject")?),
+        None => None,
+    };
+    let mut rules: Vec<(Document, String)> = Vec::new();
+    for r in &cfg.rules {
+        let d = read_document(&root, &r.value.path, "rules")?;
+        rules.push((d.doc, d.contents));
+    }
+    for p in &req.rules {
+        let d = read_document(&root, p, "--rules")?;
+        rules.push((d.doc, d.contents));
+    }
+    let out_dir = match &req.out {
+        Some(o) => Some(check_out_dir(o)?),
+        None => None,
+    };
+    let check_paths = CheckPaths::new(cfg.check_paths.iter().map(|c| c.value.clone()))
+        .map_err(|e| Error::refused(e.to_string()))?;
+    let angles: Vec<Angle> = cfg.angles.value.clone();
+
+    // The series lock: from here to the record (G33).
+    let _lock = store::lock(
+        store.common_dir(),
+        &format!("spar/locks/{series}.lock"),
+        || {
+            progress(&format!(
+                "spar: waiting for another write of {series} to finish"
+            ))
+        },
+    )?;
+    let names = record::round_names(store, &series)?;
+    let n = names
+        .iter()
+        .filter(|r| r.rsplit_once('-').map(|(s, _)| s) == Some(stage.as_str()))
+        .count()
+        + 1;
+    let round_name = format!("{stage}-{n}");
+
+    let workspace = match &out_dir {
+        Some(d) => d.clone(),
+        None => store
+            .common_dir()
+            .join("spar/workspaces")
+            .join(&series)
+            .join(&round_name),
+    };
+    if workspace.exists() {
+        std::fs::remove_dir_all(&workspace).ctx(format!("clearing {}", workspace.display()))?;
+    }
+    std::fs::create_dir_all(&workspace).ctx(format!("creating {}", workspace.display()))?;
+    store.extract_tree(head, &workspace.join("head"))?;
+    store.extract_tree(base, &workspace.join("base"))?;
+
+    let schema = result::schema_json(&angles, false);
+    let schema_bytes = record::pretty(&schema);
+    let packet = render_packet(
+        store,
+        &PacketInput {
+            series: &series,
+            round: &round_name,
+            stage: &stage,
+            base,
+            head,
+            angles: &angles,
+            check_paths: &cfg
+                .check_paths
+                .iter()
+                .map(|c| c.value.clone())
+                .collect::<Vec<_>>(),
+            rules: &rules,
+            criteria: criteria.as_ref().map(|c| (&c.doc, c.contents.as_str())),
+            subject: subject.as_ref().map(|c| (&c.doc, c.contents.as_str())),
+        },
+    )?;
+    let packet_sha = sha256_hex(packet.as_bytes());
+    store::atomic_write(&workspace.join("packet.md"), packet.as_bytes())?;
+    store::atomic_write(&workspace.join("schema.json"), &schema_bytes)?;
+    for sel in &selected {
+        let dir = workspace.join(sel.name());
+        std::fs::create_dir_all(&dir).ctx(format!("creating {}", dir.display()))?;
+        let file = if sel.preset() == Preset::Native {
+            "prompt.md"
+        } else {
+            "input.md"
+        };
+        store::atomic_write(&dir.join(file), packet.as_bytes())?;
+    }
+
+    let started_at = now();
+    let head_hex = head.to_string();
+    let runs: Vec<ReviewerRun> = if req.dry_run {
+        selected
+            .iter()
+            .map(|s| ReviewerRun {
+                record: base_record(s, Status::Pending, "dry run: not started".into()),
+                stdout: String::new(),
+                stderr: String::new(),
+                result: None,
+            })
+            .collect()
+    } else {
+        for s in &selected {
+            progress(&format!(
+                "spar: {round_name}: {} ({}) started",
+                s.name(),
+                s.preset().as_str()
+            ));
+        }
+        let results: Vec<ReviewerRun> = std::thread::scope(|scope| {
+            let handles: Vec<_> = selected
+                .iter()
+                .map(|s| {
+                    let ws = workspace.clone();
+                    let head = head_hex.clone();
+                    let angles = angles.clone();
+                    scope.spawn(move || run_reviewer(s, &ws, &head, &angles))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .zip(selected.iter())
+                .map(|(h, s)| {
+                    h.join().unwrap_or_else(|_| ReviewerRun {
+                        record: base_record(
+                            s,
+                            Status::Failed,
+                            "the reviewer's runner panicked".into(),
+                        ),
+                        stdout: String::new(),
+                        stderr: String::new(),
+                        result: None,
+                    })
+                })
+                .collect()
+        });
+        for r in &results {
+            progress(&format!(
+                "spar: {round_name}: {} {}{}",
+                r.record.name,
+                r.record.status,
+                if r.record.reason.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", r.record.reason)
+                }
+            ));
+        }
+        results
+    };
+
+    let ctx = RoundContext::build(
+        store,
+        base,
+        head,
+        check_paths,
+        &rules,
+        criteria
+            .as_ref()
+            .map(|c| (c.doc.clone(), c.contents.clone()))
+            .as_ref(),
+        subject.as_ref().map(|s| &s.doc),
+    )?;
+    let mut findings = Vec::new();
+    for r in &runs {
+        if let (Some(res), true) = (
+            &r.result,
+            r.record.status == Status::Completed.as_str()
+                || r.record.status == Status::Failed.as_str(),
+        ) {
+            findings.extend(ctx.findings(store, &r.record.name, res));
+        }
+    }
+    let criteria_ids: Vec<String> = ctx
+        .resolver
+        .criteria_ids()
+        .map(|s| s.iter().cloned().collect())
+        .unwrap_or_default();
+    let round = Round {
+        schema: record::ROUND_SCHEMA.into(),
+        series: series.clone(),
+        round: round_name.clone(),
+        stage: stage.clone(),
+        base: base.to_string(),
+        head: head.to_string(),
+        packet_sha256: packet_sha,
+        config: json!({
+            "digest": cfg.digest(),
+            "files": cfg.files.iter().map(|f| json!({"path": f.path.display().to_string(), "sha256": f.sha256})).collect::<Vec<_>>(),
+            "check_paths": cfg.check_paths.iter().map(|c| c.value.clone()).collect::<Vec<_>>(),
+            "angles": angles.iter().map(|a| a.as_str()).collect::<Vec<_>>(),
+        }),
+        reviewers: runs.iter().map(|r| r.record.clone()).collect(),
+        decisions: Vec::new(),
+        standpoints: Vec::new(),
+        standpoints_uncovered: Vec::new(),
+        links: json!({
+            "rules": rules.iter().map(|(d, _)| json!({"names": [d.name()], "file_name": d.file_name(), "lines": d.lines()})).collect::<Vec<_>>(),
+            "criteria_ids": criteria_ids,
+        }),
+        documents: json!({
+            "criteria": criteria.as_ref().map(|c| c.doc.name().to_string()),
+            "criteria_digest": criteria.as_ref().map(|c| sha256_hex(c.contents.as_bytes())),
+            "subject": subject.as_ref().map(|c| c.doc.name().to_string()),
+        }),
+        started_at,
+        finished_at: Some(now()),
+        dry_run: req.dry_run,
+        warnings: Vec::new(),
+    };
+    let summary_md = summary::render(&round, &findings);
+    let mut files = vec![
+        ("round.json".to_string(), record::pretty(&round)),
+        ("packet.md".to_string(), packet.clone().into_bytes()),
+        ("schema.json".to_string(), schema_bytes.clone()),
+        ("findings.json".to_string(), record::pretty(&findings)),
+        (
+            "ledger.jsonl".to_string(),
+            record::jsonl(&ledger_lines(&findings)),
+        ),
+        ("summary.md".to_string(), summary_md.clone().into_bytes()),
+    ];
+    for r in &runs {
+        if !r.stdout.is_empty() {
+            files.push((
+                format!("{}/output.txt", r.record.name),
+                r.stdout.clone().into_bytes(),
+            ));
+        }
+        if !r.stderr.is_empty() {
+            files.push((
+                format!("{}/stderr.txt", r.record.name),
+                r.stderr.clone().into_bytes(),
+            ));
+        }
+    }
+    // Exported as files too when --out was given.
+    if out_dir.is_some() {
+        for (name, bytes) in &files {
+            store::atomic_write(&workspace.join(name), bytes)?;
+        }
+    }
+    let tip = record::series_tip(store, &series)?;
+    let commit = record::write_round(
+        store,
+        &series,
+        &round_name,
+        tip,
+        files,
+        &format!(
+            "spar {series} {round_name}: {}",
+            if req.dry_run { "dry run" } else { "run" }
+        ),
+        &[
+            ("Spar-Stage", stage.clone()),
+            ("Spar-Head", head.to_string()),
+        ],
+    )?
+    .ok_or_else(|| {
+        Error::internal(format!(
+            "{} moved while the round was written",
+            record::series_ref(&series)
+        ))
+    })?;
+    if !req.dry_run {
+        store.note_append(refs::NOTES_SPAR, head, &summary_md)?;
+    }
+    let pending = round
+        .reviewers
+        .iter()
+        .any(|r| r.status == Status::Pending.as_str());
+    let keep = out_dir.is_some() || (pending && !req.dry_run);
+    if !keep {
+        let _ = make_writable_and_remove(&workspace);
+    }
+    Ok(RunOutcome {
+        round,
+        findings,
+        workspace,
+        kept_workspace: keep,
+        commit: Some(commit),
+    })
+}
+
+/// The copies are read-only; make them writable again so the folder can go.
+fn make_writable_and_remove(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    fn walk(d: &Path) -> std::io::Result<()> {
+        for e in std::fs::read_dir(d)? {
+            let e = e?;
+            let p = e.path();
+            let ft = e.file_type()?;
+            if ft.is_dir() {
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755))?;
+                walk(&p)?;
+            }
+        }
+        Ok(())
+    }
+    walk(dir)?;
+    std::fs::remove_dir_all(dir)
+}
+
+struct PacketInput<'a> {
+    series: &'a str,
+    round: &'a str,
+    stage: &'a str,
+    base: ObjectId,
+    head: ObjectId,
+    angles: &'a [Angle],
+    check_paths: &'a [String],
+    rules: &'a [(Document, String)],
+    criteria: Option<(&'a Document, &'a str)>,
+    subject: Option<(&'a Document, &'a str)>,
+}
+
+fn fenced(text: &str) -> String {
+    let mut fence = "```".to_string();
+    while text.contains(&fence) {
+        fence.push('`');
+    }
+    format!(
+        "{fence}\n{}{}{fence}\n",
+        text,
+        if text.ends_with('\n') { "" } else { "\n" }
+    )
+}
+
+/// `packet.md`: what every reviewer gets.
+fn render_packet(store: &Store, p: &PacketInput<'_>) -> Result<String> {
+    let range = format!("{}..{}", p.base, p.head);
+    let stat = store.git(&["diff", "--no-color", "--no-ext-diff", "--stat", &range])?;
+    let diff = store.git(&["diff", "--no-color", "--no-ext-diff", &range])?;
+    let mut s = format!(
+        "# Review packet: {} {} ({})\n\n- base: {}\n- head: {}\n\nYou review the change from base to head. The copies are read-only: `base/` and `head/` in your workspace. Read them, and nothing outside the workspace.\n\n",
+        p.series, p.round, p.stage, p.base, p.head
+    );
+    s.push_str("## How to report\n\nAnswer with exactly one JSON object that validates against `schema.json`: `reviewed_head` (the head id above, at least 7 characters), `verdict` (no_blocking_findings, blocking_findings or could_not_review), `angles_checked` [{angle, result}], `angles_unchecked` [{angle, reason}] (every angle below in one of the two), `findings`, `limits`.\n\nA finding's `location` is `path`, `path:line` or `path:line-line` with the path as in the copies (`head/`, `base/` or `./` in front is fine; no prefix means head, then base); anything after the line must be separated by a space, a comma or a semicolon. A location that names nothing in the copies is an unreadable location. A `rule` link names a rule document below (`name:line` or `name:line-line`), a `contract` link a rule document or a file of the head commit, a `criterion` link the `AC-<n>` ids of the criteria document; a link that cannot be confirmed counts as no link.\n\n");
+    s.push_str("## Angles to check\n\n");
+    for a in p.angles {
+        s.push_str(&format!("- {}\n", a.as_str()));
+    }
+    s.push_str("\n## Check paths\n\n");
+    if p.check_paths.is_empty() {
+        s.push_str("None configured.\n");
+    } else {
+        s.push_str("Findings in these paths are about the checks themselves:\n\n");
+        for c in p.check_paths {
+            s.push_str(&format!("- `{c}`\n"));
+        }
+    }
+    if !p.rules.is_empty() {
+        s.push_str("\n## Rule documents\n");
+        for (d, text) in p.rules {
+            s.push_str(&format!("\n### {}\n\n", d.name()));
+            s.push_str(&fenced(text));
+        }
+    }
+    if let Some((d, text)) = p.criteria {
+        s.push_str(&format!("\n## Criteria: {}\n\n", d.name()));
+        s.push_str(&fenced(text));
+    }
+    if let Some((d, text)) = p.subject {
+        s.push_str(&format!("\n## Subject: {}\n\n", d.name()));
+        s.push_str(&fenced(text));
+    }
+    s.push_str("\n## The change\n\n");
+    s.push_str(&fenced(&stat));
+    s.push('\n');
+    s.push_str(&fenced(&diff));
+    Ok(s)
+}

@@ -1,0 +1,114 @@
+//! `summary.md`: the reviewer's view of a round, also added to `refs/notes/spar` on the head.
+
+use super::record::{Finding, Round};
+
+fn short(id: &str) -> &str {
+    &id[..id.len().min(7)]
+}
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// Renders the round.
+pub fn render(round: &Round, findings: &[Finding]) -> String {
+    let mut s = format!(
+        "# spar {} {} ({})\n\nbase {} → head {}{}\n\n",
+        round.series,
+        round.round,
+        round.stage,
+        short(&round.base),
+        short(&round.head),
+        if round.dry_run {
+            " · dry run: no reviewer ran"
+        } else {
+            ""
+        }
+    );
+    s.push_str("## Reviewers\n\n| reviewer | preset | status | verdict | observed model | reason |\n|---|---|---|---|---|---|\n");
+    for r in &round.reviewers {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            cell(&r.name),
+            r.preset,
+            r.status,
+            r.verdict.as_deref().unwrap_or("-"),
+            r.observed_model.as_deref().unwrap_or("-"),
+            cell(if r.reason.is_empty() { "-" } else { &r.reason })
+        ));
+    }
+    let mut angles = String::new();
+    for r in &round.reviewers {
+        let checked: Vec<String> = r
+            .angles_checked
+            .iter()
+            .filter_map(|a| a.get("angle").and_then(|v| v.as_str()).map(str::to_string))
+            .collect();
+        let unchecked: Vec<String> = r
+            .angles_unchecked
+            .iter()
+            .filter_map(|a| {
+                let angle = a.get("angle")?.as_str()?;
+                let reason = a.get("reason").and_then(|v| v.as_str()).unwrap_or("");
+                Some(format!("{angle} ({})", cell(reason)))
+            })
+            .collect();
+        if !checked.is_empty() || !unchecked.is_empty() {
+            angles.push_str(&format!(
+                "- {}: checked {}{}\n",
+                r.name,
+                if checked.is_empty() {
+                    "-".to_string()
+                } else {
+                    checked.join(", ")
+                },
+                if unchecked.is_empty() {
+                    String::new()
+                } else {
+                    format!("; not checked {}", unchecked.join(", "))
+                }
+            ));
+        }
+    }
+    if !angles.is_empty() {
+        s.push_str("\n## Angles\n\n");
+        s.push_str(&angles);
+    }
+    s.push_str(&format!("\n## Findings ({})\n\n", findings.len()));
+    if findings.is_empty() {
+        s.push_str("No findings.\n");
+    } else {
+        s.push_str("| id | class | location | claim | triage |\n|---|---|---|---|---|\n");
+        for f in findings {
+            let location = if f.location_unreadable {
+                format!("{} (unreadable location)", cell(&f.location))
+            } else {
+                cell(&f.location)
+            };
+            let triage = if f.auto_deferred {
+                "auto_deferred"
+            } else {
+                "-"
+            };
+            s.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                f.id,
+                f.class,
+                location,
+                cell(&f.claim),
+                triage
+            ));
+        }
+    }
+    let fixes: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| !f.smallest_fix.trim().is_empty())
+        .collect();
+    if !fixes.is_empty() {
+        s.push_str("\n## Smallest fixes\n\n");
+        for f in fixes {
+            s.push_str(&format!("- {}: {}\n", f.id, f.smallest_fix.trim()));
+        }
+    }
+    s
+}
