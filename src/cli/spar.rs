@@ -32,6 +32,8 @@ pub struct SparCli {
 pub enum SparCommand {
     /// Run a review round over base..head with the selected reviewers
     Run(Box<RunArgs>),
+    /// Record a reviewer's result for an existing round (a native reviewer, or a re-run)
+    Record(RecordArgs),
     /// Show the effective configuration, where each value came from, and the files read
     Config(ConfigArgs),
     /// Show a series or one of its rounds (default: the current branch's series)
@@ -87,6 +89,18 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct RecordArgs {
+    pub series: String,
+    pub round: String,
+    pub reviewer: String,
+    /// The reviewer's result (one JSON object, as a run would read it)
+    #[arg(long, value_name = "FILE")]
+    pub result: PathBuf,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct ConfigArgs {
     #[arg(long)]
     pub json: bool,
@@ -122,6 +136,7 @@ pub fn main() -> ExitCode {
 pub fn run(cli: SparCli) -> Result<Outcome> {
     match cli.command {
         SparCommand::Run(a) => cmd_run(*a),
+        SparCommand::Record(a) => cmd_record(a),
         SparCommand::Config(a) => cmd_config(a),
         SparCommand::Show(a) => cmd_show(a),
         SparCommand::List(a) => cmd_list(a),
@@ -191,6 +206,38 @@ fn cmd_run(a: RunArgs) -> Result<Outcome> {
                 r.round
             );
         }
+    }
+    Ok(Outcome::Ok)
+}
+
+fn cmd_record(a: RecordArgs) -> Result<Outcome> {
+    let store = Store::discover()?;
+    let mut progress = |l: &str| eprintln!("{l}");
+    let out = round::record_result(
+        &store,
+        &a.series,
+        &a.round,
+        &a.reviewer,
+        &a.result,
+        &mut progress,
+    )?;
+    if a.json {
+        super::print_json(&json!({"reviewer": out.reviewer, "findings": out.findings}))?;
+    } else {
+        outln!(
+            "spar: {} {} {}: {}{} ({} finding{})",
+            a.series,
+            a.round,
+            a.reviewer,
+            out.reviewer.status,
+            if out.reviewer.reason.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", out.reviewer.reason)
+            },
+            out.findings.len(),
+            if out.findings.len() == 1 { "" } else { "s" }
+        );
     }
     Ok(Outcome::Ok)
 }

@@ -180,6 +180,13 @@ impl Document {
         }
     }
 
+    /// A document known by its recorded facts (a round re-read from git for `spar record`).
+    pub fn recorded(abs_path: impl Into<String>, repo_path: Option<&str>, lines: u64) -> Document {
+        let mut d = Document::new(abs_path, repo_path, b"");
+        d.lines = lines;
+        d
+    }
+
     /// The G26 name: repository-relative path inside the repository, file name outside.
     pub fn name(&self) -> &str {
         &self.name

@@ -450,6 +450,26 @@ impl RoundContext {
     }
 }
 
+/// What `round.json` keeps of a document (G8: names, file_name, lines), enough to resolve
+/// links and locations again when a result is recorded later.
+fn doc_facts(d: &Document) -> Value {
+    json!({
+        "names": [d.name(), d.abs_path()],
+        "file_name": d.file_name(),
+        "lines": d.lines(),
+        "in_repo": d.in_repo(),
+    })
+}
+
+fn doc_from_facts(v: &Value) -> Option<Document> {
+    let names = v.get("names")?.as_array()?;
+    let name = names.first()?.as_str()?;
+    let abs = names.get(1).and_then(Value::as_str).unwrap_or(name);
+    let in_repo = v.get("in_repo").and_then(Value::as_bool).unwrap_or(true);
+    let lines = v.get("lines").and_then(Value::as_u64).unwrap_or(0);
+    Some(Document::recorded(abs, in_repo.then_some(name), lines))
+}
+
 /// The `auto_deferred` ledger lines of a round's findings.
 fn ledger_lines(findings: &[Finding]) -> Vec<Value> {
     findings
@@ -701,8 +721,10 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
         standpoints: Vec::new(),
         standpoints_uncovered: Vec::new(),
         links: json!({
-            "rules": rules.iter().map(|(d, _)| json!({"names": [d.name()], "file_name": d.file_name(), "lines": d.lines()})).collect::<Vec<_>>(),
+            "rules": rules.iter().map(|(d, _)| doc_facts(d)).collect::<Vec<_>>(),
             "criteria_ids": criteria_ids,
+            "criteria": criteria.as_ref().map(|c| doc_facts(&c.doc)),
+            "subject": subject.as_ref().map(|c| doc_facts(&c.doc)),
         }),
         documents: json!({
             "criteria": criteria.as_ref().map(|c| c.doc.name().to_string()),
@@ -875,4 +897,163 @@ fn render_packet(store: &Store, p: &PacketInput<'_>) -> Result<String> {
     s.push('\n');
     s.push_str(&fenced(&diff));
     Ok(s)
+}
+
+/// What `git spar record … --result F` did.
+pub struct RecordOutcome {
+    pub round: Round,
+    pub reviewer: ReviewerRecord,
+    pub findings: Vec<Finding>,
+}
+
+/// Records a result for a reviewer of an existing round, with the same checks as a run.
+pub fn record_result(
+    store: &Store,
+    series: &str,
+    round_name: &str,
+    reviewer: &str,
+    result_file: &Path,
+    progress: &mut dyn FnMut(&str),
+) -> Result<RecordOutcome> {
+    check_series(series)?;
+    let text = std::fs::read_to_string(result_file).map_err(|e| {
+        Error::refused(format!(
+            "--result {}: cannot be read: {e}",
+            result_file.display()
+        ))
+    })?;
+    let _lock = store::lock(
+        store.common_dir(),
+        &format!("spar/locks/{series}.lock"),
+        || {
+            progress(&format!(
+                "spar: waiting for another write of {series} to finish"
+            ))
+        },
+    )?;
+    // Re-read under the lock (G33).
+    let mut round = record::load_round(store, series, round_name)?;
+    let Some(idx) = round.reviewers.iter().position(|r| r.name == reviewer) else {
+        let names: Vec<&str> = round.reviewers.iter().map(|r| r.name.as_str()).collect();
+        return Err(Error::refused(format!(
+            "{series}: round {round_name} has no reviewer {} (its reviewers: {})",
+            config::quote(reviewer),
+            names.join(", ")
+        )));
+    };
+    let head = ObjectId::from_hex(round.head.as_bytes())
+        .map_err(|e| Error::refused(format!("round.json: bad head {}: {e}", round.head)))?;
+    let base = ObjectId::from_hex(round.base.as_bytes())
+        .map_err(|e| Error::refused(format!("round.json: bad base {}: {e}", round.base)))?;
+    let angles: Vec<Angle> = round.config["angles"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().and_then(Angle::parse))
+                .collect()
+        })
+        .unwrap_or_default();
+    let check_paths: Vec<String> = round.config["check_paths"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut rec = round.reviewers[idx].clone();
+    rec.started_at = Some(now());
+    let ctx_result = ResultContext {
+        head: &round.head,
+        requested_angles: &angles,
+        round_has_standpoints: false,
+        reviewer_standpoint: None,
+    };
+    let mut new_findings = Vec::new();
+    match result::check_result(&text, &ctx_result) {
+        Err(invalid) => {
+            rec.status = Status::InvalidOutput.as_str().into();
+            rec.reason = invalid.reason;
+        }
+        Ok(res) => {
+            apply_result(&mut rec, &res);
+            let rules: Vec<(Document, String)> = round.links["rules"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(doc_from_facts)
+                        .map(|d| (d, String::new()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let criteria = round
+                .links
+                .get("criteria")
+                .and_then(doc_from_facts)
+                .map(|d| {
+                    let ids: Vec<String> = round.links["criteria_ids"]
+                        .as_array()
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|v| v.as_str().map(str::to_string))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    (d, ids.join(" "))
+                });
+            let subject = round.links.get("subject").and_then(doc_from_facts);
+            let cp = CheckPaths::new(check_paths.iter().cloned())
+                .map_err(|e| Error::refused(e.to_string()))?;
+            let ctx = RoundContext::build(
+                store,
+                base,
+                head,
+                cp,
+                &rules,
+                criteria.as_ref(),
+                subject.as_ref(),
+            )?;
+            new_findings = ctx.findings(store, reviewer, &res);
+        }
+    }
+    rec.finished_at = Some(now());
+    round.reviewers[idx] = rec.clone();
+    let mut findings: Vec<Finding> = record::load_findings(store, series, round_name)?
+        .into_iter()
+        .filter(|f| f.reviewer != reviewer)
+        .collect();
+    findings.extend(new_findings.iter().cloned());
+    let mut ledger =
+        record::round_file(store, series, round_name, "ledger.jsonl")?.unwrap_or_default();
+    ledger.extend(record::jsonl(&ledger_lines(&new_findings)));
+    let summary_md = summary::render(&round, &findings);
+    let files = vec![
+        ("round.json".to_string(), record::pretty(&round)),
+        ("findings.json".to_string(), record::pretty(&findings)),
+        ("ledger.jsonl".to_string(), ledger),
+        ("summary.md".to_string(), summary_md.clone().into_bytes()),
+        (format!("{reviewer}/output.txt"), text.into_bytes()),
+    ];
+    let tip = record::series_tip(store, series)?;
+    record::write_round(
+        store,
+        series,
+        round_name,
+        tip,
+        files,
+        &format!("spar {series} {round_name}: record {reviewer}"),
+        &[("Spar-Reviewer", reviewer.to_string())],
+    )?
+    .ok_or_else(|| {
+        Error::internal(format!(
+            "{} moved while the result was written",
+            record::series_ref(series)
+        ))
+    })?;
+    store.note_append(refs::NOTES_SPAR, head, &summary_md)?;
+    Ok(RecordOutcome {
+        round,
+        reviewer: rec,
+        findings: new_findings,
+    })
 }
