@@ -44,11 +44,11 @@ pub enum SparCommand {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The base revision (the change is base..head)
-    #[arg(long, value_name = "REV")]
+    /// The base revision (the change is base..head); never read as an option (G27)
+    #[arg(long, value_name = "REV", allow_hyphen_values = true)]
     pub base: String,
     /// The head revision (default: HEAD)
-    #[arg(long, value_name = "REV")]
+    #[arg(long, value_name = "REV", allow_hyphen_values = true)]
     pub head: Option<String>,
     /// What is reviewed: plan, plan-delta or code (default: code)
     #[arg(long, value_name = "STAGE")]

@@ -124,9 +124,12 @@ fn check_out_dir(out: &Path) -> Result<PathBuf> {
     while let Some(d) = dir {
         if d.join(".git").exists() {
             let rel = abs.strip_prefix(&d).unwrap_or(&abs);
+            // The folder does not exist yet: ask about it as a folder, so `out/` patterns match.
+            let mut as_dir = rel.as_os_str().to_owned();
+            as_dir.push("/");
             let status = std::process::Command::new("git")
                 .args(["check-ignore", "-q", "--"])
-                .arg(rel)
+                .arg(&as_dir)
                 .current_dir(&d)
                 .status()
                 .ctx("running git check-ignore")?;
@@ -245,6 +248,8 @@ fn run_reviewer(
         return finish(rec, String::new(), String::new(), None);
     };
     let exe = match config::find_executable(program, std::env::var_os("PATH").as_deref()) {
+        // The check and the run must name the same file: the reviewer runs in the workspace.
+        Ok(p) if p.is_relative() => std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p),
         Ok(p) => p,
         Err((status, why)) => {
             let rec = base_record(sel, status, why);
@@ -572,7 +577,7 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
             .join(&round_name),
     };
     if workspace.exists() {
-        std::fs::remove_dir_all(&workspace).ctx(format!("clearing {}", workspace.display()))?;
+        make_writable_and_remove(&workspace).ctx(format!("clearing {}", workspace.display()))?;
     }
     std::fs::create_dir_all(&workspace).ctx(format!("creating {}", workspace.display()))?;
     store.extract_tree(head, &workspace.join("head"))?;
@@ -1051,6 +1056,21 @@ pub fn record_result(
         ))
     })?;
     store.note_append(refs::NOTES_SPAR, head, &summary_md)?;
+    // The workspace was kept for the pending reviewers; once none is, it goes.
+    if !round
+        .reviewers
+        .iter()
+        .any(|r| r.status == Status::Pending.as_str())
+    {
+        let ws = store
+            .common_dir()
+            .join("spar/workspaces")
+            .join(series)
+            .join(round_name);
+        if ws.exists() {
+            let _ = make_writable_and_remove(&ws);
+        }
+    }
     Ok(RecordOutcome {
         round,
         reviewer: rec,

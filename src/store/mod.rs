@@ -68,6 +68,18 @@ impl CommitInfo {
     }
 }
 
+/// Makes `dir` and every folder below it read-only (0555), deepest first.
+fn read_only_folders(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        if e.file_type()?.is_dir() {
+            read_only_folders(&e.path())?;
+        }
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555))
+}
+
 /// The last value of `key` in git's `GIT_CONFIG_PARAMETERS` (`'a.b'='v' 'c.d=w'`): section and
 /// key names compare without case, the subsection with case.
 fn command_line_config(params: &str, key: &str) -> Option<String> {
@@ -161,7 +173,17 @@ impl Store {
         Ok(Store::from_repo(repo))
     }
 
-    fn from_repo(repo: gix::Repository) -> Store {
+    fn from_repo(mut repo: gix::Repository) -> Store {
+        // Records are written even where no git identity is configured (a fresh CI machine):
+        // gix's notes need one, so the tool's own stands in, in memory only.
+        if repo.committer().is_none() || repo.author().is_none() {
+            let mut cfg = repo.config_snapshot_mut();
+            let _ = cfg.append_config(
+                ["user.name=git-rails", "user.email=git-rails@localhost"],
+                gix::config::Source::Api,
+            );
+            let _ = cfg.commit();
+        }
         let git_dir = absolute(repo.git_dir());
         let common_dir = absolute(repo.common_dir());
         let workdir = repo.workdir().map(absolute);
@@ -572,6 +594,7 @@ impl Store {
         std::fs::create_dir_all(dir).ctx(format!("creating {}", dir.display()))?;
         let mut n = 0;
         self.extract_into(tree, dir, &mut n)?;
+        read_only_folders(dir).ctx(format!("making {} read-only", dir.display()))?;
         Ok(n)
     }
 

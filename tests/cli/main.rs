@@ -16,6 +16,7 @@ mod hooks;
 mod input_forms;
 mod man_pages;
 mod pipeline;
+mod spar_run;
 mod status_gate;
 
 #[test]
