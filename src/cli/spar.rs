@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::json;
 
 use crate::error::{Error, Outcome, Result};
-use crate::spar::{config, record, round};
+use crate::spar::{config, record, round, series};
 use crate::store::Store;
 
 /// Run several independent code reviewers over a change, refuse out-of-form output, classify
@@ -40,6 +40,16 @@ pub enum SparCommand {
     Show(ShowArgs),
     /// List every series with its rounds
     List(ListArgs),
+    /// Record what was decided about a finding (appends to the round's ledger.jsonl)
+    Triage(TriageArgs),
+    /// Waive a required reviewer of a round that did not complete, with the user's words
+    Waive(WaiveArgs),
+    /// Raise a stage's cap for a series (appends to the series' extensions.jsonl)
+    Extend(ExtendArgs),
+    /// Show, per stage, the cap, its extensions, the rounds counted and what is left
+    CapReport(CapReportArgs),
+    /// Decide whether the reviewed change may go on: passed (0) or blocked (2) with every reason
+    Gate(GateArgs),
 }
 
 #[derive(Debug, Args)]
@@ -120,6 +130,95 @@ pub struct ListArgs {
     pub json: bool,
 }
 
+#[derive(Debug, Args)]
+pub struct TriageArgs {
+    pub series: String,
+    pub round: String,
+    /// The finding's id exactly as in the round's findings.json (`<reviewer>-F<n>`)
+    #[arg(allow_hyphen_values = true)]
+    pub finding: String,
+    /// fixed, duplicate, rejected, deferred, answered or accepted
+    pub disposition: String,
+    /// duplicate: the finding it repeats (an id of the same round, or `<round>:<id>`)
+    #[arg(long, value_name = "FINDING", allow_hyphen_values = true)]
+    pub of: Option<String>,
+    /// rejected: why the finding is wrong
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub evidence: Option<String>,
+    /// deferred: where it is tracked
+    #[arg(long, value_name = "WHERE", allow_hyphen_values = true)]
+    pub to: Option<String>,
+    /// deferred, answered, accepted: the user's words
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub user_quote: Option<String>,
+    /// fixed: what failed before the fix
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub failed_before: Option<String>,
+    /// fixed: what passes after it
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub passed_after: Option<String>,
+    /// fixed: the commit of the fix; never read as an option (G27)
+    #[arg(long, value_name = "REV", allow_hyphen_values = true)]
+    pub commit: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WaiveArgs {
+    pub series: String,
+    pub round: String,
+    pub reviewer: String,
+    /// The user's words agreeing to go on without this reviewer
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub user_quote: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExtendArgs {
+    pub series: String,
+    /// plan, plan-delta or code
+    #[arg(long, value_name = "STAGE", allow_hyphen_values = true)]
+    pub stage: String,
+    /// How many rounds to add (an integer of 1 or more)
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub by: String,
+    /// code only: churn, recurring, unrelated, hardening or other
+    #[arg(long, value_name = "CAUSE", allow_hyphen_values = true)]
+    pub cause: Option<String>,
+    /// code only: why; needed with --by 2 or more, or --cause other
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub reason: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CapReportArgs {
+    pub series: String,
+    /// md (default) or json
+    #[arg(long, value_name = "FORMAT", default_value = "md")]
+    pub format: String,
+}
+
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// The rounds to gate, `<series>:<round>`, every recorded round of the series included
+    #[arg(required = true, value_name = "SERIES:ROUND")]
+    pub rounds: Vec<String>,
+    /// The commit the change must still be at (the newest round's head); never read as an option
+    #[arg(long, value_name = "REV", allow_hyphen_values = true)]
+    pub expect_head: Option<String>,
+    /// Write the gate record (review-gate/v1) to FILE
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Print the gate record on stdout
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// The clap definition, for man pages.
 pub fn command() -> clap::Command {
     <SparCli as clap::CommandFactory>::command()
@@ -140,6 +239,11 @@ pub fn run(cli: SparCli) -> Result<Outcome> {
         SparCommand::Config(a) => cmd_config(a),
         SparCommand::Show(a) => cmd_show(a),
         SparCommand::List(a) => cmd_list(a),
+        SparCommand::Triage(a) => cmd_triage(a),
+        SparCommand::Waive(a) => cmd_waive(a),
+        SparCommand::Extend(a) => cmd_extend(a),
+        SparCommand::CapReport(a) => cmd_cap_report(a),
+        SparCommand::Gate(a) => cmd_gate(a),
     }
 }
 
@@ -317,4 +421,150 @@ fn cmd_list(a: ListArgs) -> Result<Outcome> {
         }
     }
     Ok(Outcome::Ok)
+}
+
+fn cmd_triage(a: TriageArgs) -> Result<Outcome> {
+    let store = Store::discover()?;
+    let req = series::TriageRequest {
+        series: a.series,
+        round: a.round,
+        finding: a.finding,
+        disposition: a.disposition,
+        of: a.of,
+        evidence: a.evidence,
+        to: a.to,
+        user_quote: a.user_quote,
+        failed_before: a.failed_before,
+        passed_after: a.passed_after,
+        commit: a.commit,
+    };
+    let mut progress = |l: &str| eprintln!("{l}");
+    let entry = series::triage(&store, &req, &mut progress)?;
+    if a.json {
+        super::print_json(&entry)?;
+    } else {
+        outln!(
+            "spar: {} {} {}: {}",
+            req.series,
+            req.round,
+            req.finding,
+            req.disposition
+        );
+    }
+    Ok(Outcome::Ok)
+}
+
+fn cmd_waive(a: WaiveArgs) -> Result<Outcome> {
+    let store = Store::discover()?;
+    let mut progress = |l: &str| eprintln!("{l}");
+    let entry = series::waive(
+        &store,
+        &a.series,
+        &a.round,
+        &a.reviewer,
+        &a.user_quote,
+        &mut progress,
+    )?;
+    if a.json {
+        super::print_json(&entry)?;
+    } else {
+        outln!("spar: {} {} {}: waived", a.series, a.round, a.reviewer);
+    }
+    Ok(Outcome::Ok)
+}
+
+fn cmd_extend(a: ExtendArgs) -> Result<Outcome> {
+    let req = series::ExtendRequest {
+        series: a.series,
+        stage: a.stage,
+        by: a.by,
+        cause: a.cause,
+        reason: a.reason,
+    };
+    // Usage errors and refusals of G31 come before the repository is even opened.
+    series::check_extension(&req)?;
+    let store = Store::discover()?;
+    let mut progress = |l: &str| eprintln!("{l}");
+    let ext = series::extend(&store, &req, &mut progress)?;
+    if a.json {
+        super::print_json(&ext)?;
+    } else {
+        outln!(
+            "spar: {} {} cap extended by {}",
+            req.series,
+            ext.stage,
+            ext.by
+        );
+    }
+    Ok(Outcome::Ok)
+}
+
+fn cmd_cap_report(a: CapReportArgs) -> Result<Outcome> {
+    if a.format != "md" && a.format != "json" {
+        return Err(Error::usage(format!(
+            "--format {:?} is not md or json",
+            a.format
+        )));
+    }
+    round::check_series(&a.series)?;
+    let store = Store::discover()?;
+    if record::series_tip(&store, &a.series)?.is_none() {
+        return Err(
+            Error::refused(format!("series {} does not exist", a.series))
+                .hint("see `git spar list`"),
+        );
+    }
+    let root = store.workdir()?.to_path_buf();
+    let cfg = config::Config::load(&config::Env::from_process(root))?;
+    let caps = series::stage_caps(&store, &cfg, &a.series)?;
+    if a.format == "json" {
+        super::print_json(&series::caps_json(&a.series, &caps))?;
+    } else {
+        out!("{}", series::render_caps_md(&a.series, &caps));
+    }
+    Ok(Outcome::Ok)
+}
+
+fn cmd_gate(a: GateArgs) -> Result<Outcome> {
+    let store = Store::discover()?;
+    let out = series::gate(
+        &store,
+        &series::GateRequest {
+            rounds: a.rounds,
+            expect_head: a.expect_head,
+            out: a.out,
+        },
+    )?;
+    if a.json {
+        super::print_json(&out.document)?;
+    } else {
+        outln!(
+            "spar gate: {}",
+            if out.passed { "passed" } else { "blocked" }
+        );
+        for r in &out.reasons {
+            outln!("{r}");
+        }
+        outln!(
+            "auto_deferred: {}",
+            out.document["auto_deferred"].as_u64().unwrap_or(0)
+        );
+        if let Some(growth) = out.document["growth"].as_array() {
+            for g in growth {
+                outln!(
+                    "growth {}:{}: {} finding(s), {} in check paths, {} outside",
+                    g["series"].as_str().unwrap_or(""),
+                    g["round"].as_str().unwrap_or(""),
+                    g["findings"],
+                    g["in_check_paths"],
+                    g["outside_check_paths"]
+                );
+            }
+        }
+    }
+    Ok(if out.passed {
+        Outcome::Ok
+    } else {
+        Outcome::Blocked
+    })
 }

@@ -5,6 +5,7 @@
 //! - [`glob`]: check-path globs with Go `path.Match` semantics per segment plus `**` (G24).
 //! - [`location`]: the location and link grammar (§3), locations (G7), links (G8, G9).
 //! - [`classify`]: the seven classification rules and the unreadable-location variant (§4).
+//! - [`series`]: triage, waivers, cap extensions and counting, and the gate.
 
 pub mod classify;
 pub mod config;
@@ -13,4 +14,5 @@ pub mod location;
 pub mod record;
 pub mod result;
 pub mod round;
+pub mod series;
 pub mod summary;

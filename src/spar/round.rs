@@ -561,6 +561,20 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
         },
     )?;
     let names = record::round_names(store, &series)?;
+    // Caps (spec "Waive, extend, caps"): decided under the lock, before anything is written.
+    super::series::check_cap(
+        store,
+        &cfg,
+        &series,
+        &super::series::RunProbe {
+            stage: &stage,
+            base,
+            head,
+            dry_run: req.dry_run,
+            reviewers: selected.iter().map(|s| s.name()).collect(),
+            config_digest: cfg.digest(),
+        },
+    )?;
     let n = names
         .iter()
         .filter(|r| r.rsplit_once('-').map(|(s, _)| s) == Some(stage.as_str()))
@@ -589,7 +603,6 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
         store,
         &PacketInput {
             series: &series,
-            round: &round_name,
             stage: &stage,
             base,
             head,
@@ -834,9 +847,10 @@ fn make_writable_and_remove(dir: &Path) -> std::io::Result<()> {
     std::fs::remove_dir_all(dir)
 }
 
+/// What the packet is made of. The round's name is not part of it, so a re-run of the same
+/// inputs has the same `packet_sha256`.
 struct PacketInput<'a> {
     series: &'a str,
-    round: &'a str,
     stage: &'a str,
     base: ObjectId,
     head: ObjectId,
@@ -865,8 +879,8 @@ fn render_packet(store: &Store, p: &PacketInput<'_>) -> Result<String> {
     let stat = store.git(&["diff", "--no-color", "--no-ext-diff", "--stat", &range])?;
     let diff = store.git(&["diff", "--no-color", "--no-ext-diff", &range])?;
     let mut s = format!(
-        "# Review packet: {} {} ({})\n\n- base: {}\n- head: {}\n\nYou review the change from base to head. The copies are read-only: `base/` and `head/` in your workspace. Read them, and nothing outside the workspace.\n\n",
-        p.series, p.round, p.stage, p.base, p.head
+        "# Review packet: {} ({})\n\n- base: {}\n- head: {}\n\nYou review the change from base to head. The copies are read-only: `base/` and `head/` in your workspace. Read them, and nothing outside the workspace.\n\n",
+        p.series, p.stage, p.base, p.head
     );
     s.push_str("## How to report\n\nAnswer with exactly one JSON object that validates against `schema.json`: `reviewed_head` (the head id above, at least 7 characters), `verdict` (no_blocking_findings, blocking_findings or could_not_review), `angles_checked` [{angle, result}], `angles_unchecked` [{angle, reason}] (every angle below in one of the two), `findings`, `limits`.\n\nA finding's `location` is `path`, `path:line` or `path:line-line` with the path as in the copies (`head/`, `base/` or `./` in front is fine; no prefix means head, then base); anything after the line must be separated by a space, a comma or a semicolon. A location that names nothing in the copies is an unreadable location. A `rule` link names a rule document below (`name:line` or `name:line-line`), a `contract` link a rule document or a file of the head commit, a `criterion` link the `AC-<n>` ids of the criteria document; a link that cannot be confirmed counts as no link.\n\n");
     s.push_str("## Angles to check\n\n");

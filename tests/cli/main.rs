@@ -17,6 +17,7 @@ mod input_forms;
 mod man_pages;
 mod pipeline;
 mod spar_run;
+mod spar_series;
 mod status_gate;
 
 #[test]

@@ -1,0 +1,813 @@
+//! `git spar triage`, `waive`, `extend`, `cap-report`, `gate` and the caps of `run` end to end
+//! through the binary (issue 6). Rounds are produced by small `#!/bin/sh` command reviewers
+//! with a hermetic `SPAR_CONFIG`, as in `spar_run.rs`. Every refusal is checked for its exit
+//! code and for having written nothing (the series ref did not move).
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+use crate::harness::{bin, Run, TestRepo};
+
+const ANGLES: [&str; 5] = [
+    "correctness",
+    "regression",
+    "checks",
+    "contract",
+    "security",
+];
+
+struct Fixture {
+    repo: TestRepo,
+    dir: tempfile::TempDir,
+    base: String,
+    head: String,
+}
+
+impl Fixture {
+    /// A two-commit change; `project` is the project file `.jaekit/spar.toml`.
+    fn new(project: &str) -> Fixture {
+        let repo = TestRepo::new();
+        repo.write(".jaekit/spar.toml", project);
+        repo.write(".gitignore", "ignored/\n");
+        repo.write("app/main.rs", "fn main() {}\n");
+        repo.commit_all("base");
+        repo.write("app/main.rs", "fn main() {\n    println!(\"hello\");\n}\n");
+        repo.write("checks/t.py", "import app\n\nassert app.main()\n");
+        repo.commit_all("change");
+        let base = repo.git(&["rev-parse", "HEAD~1"]).trim().to_string();
+        let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("xdg")).unwrap();
+        Fixture {
+            repo,
+            dir,
+            base,
+            head,
+        }
+    }
+
+    fn tmp(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// The user file: these command reviewers, each printing its result file.
+    fn reviewers(&self, reviewers: &[(&str, &str)]) {
+        let mut toml = "timeout_seconds = 30\n".to_string();
+        for (name, script) in reviewers {
+            toml.push_str(&format!(
+                "\n[[reviewers]]\nname = {}\npreset = \"command\"\nargv = [{}]\n",
+                json!(name),
+                json!(script)
+            ));
+        }
+        std::fs::write(self.tmp("user.toml"), toml).unwrap();
+    }
+
+    /// A reviewer script that runs `before` and prints `result`.
+    fn reviewer(&self, name: &str, before: &str, result: &Value) -> String {
+        use std::os::unix::fs::PermissionsExt;
+        let json_path = self.tmp(&format!("{name}.json"));
+        std::fs::write(&json_path, serde_json::to_string_pretty(result).unwrap()).unwrap();
+        let path = self.tmp(&format!("{name}.sh"));
+        std::fs::write(
+            &path,
+            format!("#!/bin/sh\n{before}\ncat '{}'\n", json_path.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path.display().to_string()
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(bin("git-spar"));
+        cmd.args(args);
+        for var in [
+            "GIT_DIR",
+            "GIT_WORK_TREE",
+            "GIT_INDEX_FILE",
+            "GIT_NOTES_REF",
+            "SPAR_CONFIG",
+            "XDG_CONFIG_HOME",
+        ] {
+            cmd.env_remove(var);
+        }
+        cmd.current_dir(self.repo.path())
+            .env("HOME", self.repo.home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("NO_COLOR", "1")
+            .env("TZ", "UTC")
+            .env("SPAR_CONFIG", self.tmp("user.toml"))
+            .env("XDG_CONFIG_HOME", self.tmp("xdg"));
+        cmd
+    }
+
+    fn spar(&self, args: &[&str]) -> Run {
+        let out = self.command(args).output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    fn run(&self, series: &str, extra: &[&str]) -> Run {
+        let mut args = vec!["run", "--base", &self.base, "--series", series];
+        args.extend_from_slice(extra);
+        self.spar(&args)
+    }
+
+    fn tip(&self, series: &str) -> String {
+        self.repo
+            .git_run(&[
+                "rev-parse",
+                "-q",
+                "--verify",
+                &format!("refs/spar/series/{series}"),
+            ])
+            .stdout
+            .trim()
+            .to_string()
+    }
+
+    fn show(&self, series: &str, path: &str) -> String {
+        self.repo
+            .git(&["show", &format!("refs/spar/series/{series}:{path}")])
+    }
+
+    fn jsonl(&self, series: &str, path: &str) -> Vec<Value> {
+        self.show(series, path)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// Runs `args` expecting a refusal (or usage error) that wrote nothing: the exit code, a
+    /// message naming the problem, and the series ref where it was.
+    #[track_caller]
+    fn refuse(&self, series: &str, code: i32, args: &[&str], says: &str) {
+        let before = self.tip(series);
+        let run = self.spar(args);
+        assert_eq!(run.code, code, "{run}");
+        assert!(run.stderr.contains(says), "stderr lacks {says:?}:\n{run}");
+        assert_eq!(self.tip(series), before, "the series moved:\n{run}");
+    }
+}
+
+fn result(head: &str, findings: Vec<Value>) -> Value {
+    json!({
+        "reviewed_head": head,
+        "verdict": if findings.is_empty() { "no_blocking_findings" } else { "blocking_findings" },
+        "angles_checked": ANGLES.iter().map(|a| json!({"angle": a, "result": "looked"})).collect::<Vec<_>>(),
+        "angles_unchecked": [],
+        "findings": findings,
+        "limits": "",
+    })
+}
+
+fn finding(id: &str, proposed: &str, location: &str) -> Value {
+    json!({
+        "id": id,
+        "proposed_class": proposed,
+        "angle": "correctness",
+        "location": location,
+        "claim": format!("claim of {id}"),
+        "failure_scenario": "it breaks",
+        "evidence": "read it",
+        "link_kind": "none",
+        "link": "",
+        "introduced_by_change": "no",
+        "regression": "no",
+        "check_impact": "none",
+        "confidence": "high",
+    })
+}
+
+/// A defect by rule 5 (introduced by the change and a regression).
+fn defect(id: &str) -> Value {
+    let mut f = finding(id, "defect", "app/main.rs:1");
+    f["introduced_by_change"] = json!("yes");
+    f["regression"] = json!("yes");
+    f
+}
+
+/// One round `code-1` of series `s` by reviewer `lint`: lint-F1 defect, lint-F2
+/// requirement-question, lint-F3 note, lint-F4 hardening (auto-deferred), lint-F5 defect.
+fn mixed_round(fx: &Fixture) {
+    let lint = fx.reviewer(
+        "lint",
+        "",
+        &result(
+            &fx.head,
+            vec![
+                defect("L1"),
+                finding("L2", "requirement-question", "app/main.rs:2"),
+                finding("L3", "note", "app/main.rs:1"),
+                finding("L4", "defect", "checks/t.py:1"),
+                defect("L5"),
+            ],
+        ),
+    );
+    fx.reviewers(&[("lint", &lint)]);
+    fx.run("s", &[]).ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Triage
+
+#[test]
+fn triage_follows_the_disposition_table() {
+    let fx = Fixture::new("check_paths = [\"checks/**\"]\n");
+    mixed_round(&fx);
+    let f = fx.show("s", "rounds/code-1/findings.json");
+    let classes: Vec<String> = serde_json::from_str::<Vec<Value>>(&f)
+        .unwrap()
+        .iter()
+        .map(|f| f["class"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        classes,
+        [
+            "defect",
+            "requirement-question",
+            "note",
+            "hardening",
+            "defect"
+        ]
+    );
+    let t = |args: &[&str]| {
+        let mut all = vec!["triage", "s", "code-1"];
+        all.extend_from_slice(args);
+        fx.spar(&all)
+    };
+
+    let tr = |args: &[&str], says: &str| {
+        let mut all = vec!["triage", "s", "code-1"];
+        all.extend_from_slice(args);
+        fx.refuse("s", 65, &all, says)
+    };
+
+    // Refusals (65), nothing written.
+    tr(&["lint-F9", "rejected", "--evidence", "x"], "no finding");
+    tr(&["LINT-F1", "rejected", "--evidence", "x"], "no finding");
+    tr(&["lint-F3", "duplicate", "--of", "lint-F1"], "note");
+    tr(
+        &["lint-F1", "answered", "--user-quote", "ok"],
+        "requirement-question only",
+    );
+    tr(
+        &["lint-F2", "accepted", "--user-quote", "ok"],
+        "defect only",
+    );
+    tr(
+        &[
+            "lint-F2",
+            "fixed",
+            "--failed-before",
+            "a",
+            "--passed-after",
+            "b",
+        ],
+        "defect, hardening only",
+    );
+    tr(
+        &["lint-F1", "fixed", "--failed-before", "a"],
+        "--passed-after",
+    );
+    tr(
+        &[
+            "lint-F1",
+            "fixed",
+            "--failed-before",
+            "a",
+            "--passed-after",
+            "  ",
+        ],
+        "--passed-after",
+    );
+    tr(&["lint-F1", "deferred", "--to", "ISSUE-1"], "--user-quote");
+    tr(&["lint-F1", "rejected"], "--evidence");
+    tr(
+        &["lint-F1", "rejected", "--evidence", "x", "--to", "y"],
+        "does not take --to",
+    );
+    tr(&["lint-F1", "waved"], "not one of");
+    tr(&["lint-F1", "duplicate", "--of", "lint-F1"], "itself");
+    tr(
+        &["lint-F1", "duplicate", "--of", "lint-F7"],
+        "no such finding",
+    );
+    // G27: --commit is a revision naming a commit, never read as an option.
+    for rev in ["no-such-rev", "--version", "HEAD^{tree}"] {
+        tr(
+            &[
+                "lint-F1",
+                "fixed",
+                "--failed-before",
+                "a",
+                "--passed-after",
+                "b",
+                "--commit",
+                rev,
+            ],
+            "--commit",
+        );
+    }
+    fx.refuse(
+        "s",
+        65,
+        &[
+            "triage",
+            "s",
+            "code-9",
+            "lint-F1",
+            "rejected",
+            "--evidence",
+            "x",
+        ],
+        "not recorded",
+    );
+
+    // The gate is blocked by the two defects and the requirement-question, not by the note or
+    // the auto-deferred hardening.
+    let g = fx.spar(&["gate", "s:code-1"]);
+    assert_eq!(g.code, 2, "{g}");
+    for id in ["lint-F1", "lint-F2", "lint-F5"] {
+        assert!(g.stdout.contains(&format!("s:code-1: {id} (")), "{g}");
+    }
+    assert!(!g.stdout.contains("lint-F3"), "{g}");
+    assert!(!g.stdout.contains("lint-F4 ("), "{g}");
+    assert!(g.stdout.contains("auto_deferred: 1"), "{g}");
+
+    // Accepted ones: text trimmed, the commit resolved to its full id.
+    t(&[
+        "lint-F1",
+        "fixed",
+        "--failed-before",
+        "  test_x failed ",
+        "--passed-after",
+        "test_x passes",
+        "--commit",
+        "HEAD",
+    ])
+    .ok();
+    t(&["lint-F2", "answered", "--user-quote", "\"yes, that way\""]).ok();
+    t(&["lint-F5", "rejected", "--evidence", "-1 is not reachable"]).ok();
+    let ledger = fx.jsonl("s", "rounds/code-1/ledger.jsonl");
+    assert_eq!(ledger[0]["disposition"], "auto_deferred");
+    assert_eq!(ledger[0]["finding"], "lint-F4");
+    let fixed = &ledger[1];
+    assert_eq!(fixed["finding"], "lint-F1");
+    assert_eq!(fixed["failed_before"], "test_x failed");
+    assert_eq!(fixed["commit"], fx.head.as_str());
+    assert_eq!(ledger[3]["evidence"], "-1 is not reachable");
+    let g = fx.spar(&["gate", "s:code-1"]);
+    assert_eq!(g.code, 0, "{g}");
+    assert!(g.stdout.starts_with("spar gate: passed"), "{g}");
+
+    // The newest entry is in force: a later duplicate into a cycle reopens a fixed finding.
+    t(&["lint-F1", "duplicate", "--of", "lint-F5"]).ok();
+    t(&["lint-F5", "duplicate", "--of", "lint-F1"]).ok();
+    let g = fx.spar(&["gate", "s:code-1"]);
+    assert_eq!(g.code, 2, "{g}");
+    assert!(g.stdout.contains("lint-F1 (defect) is open"), "{g}");
+    t(&[
+        "lint-F5",
+        "deferred",
+        "--to",
+        "ISSUE-7",
+        "--user-quote",
+        "later",
+    ])
+    .ok();
+    fx.spar(&["gate", "s:code-1"]).ok();
+}
+
+#[test]
+fn duplicates_are_followed_and_a_cycle_stays_open() {
+    let fx = Fixture::new("check_paths = [\"checks/**\"]\n");
+    mixed_round(&fx);
+    let t = |args: &[&str]| {
+        let mut all = vec!["triage", "s", "code-1"];
+        all.extend_from_slice(args);
+        fx.spar(&all)
+    };
+    t(&["lint-F2", "answered", "--user-quote", "yes"]).ok();
+    t(&["lint-F1", "duplicate", "--of", "lint-F5"]).ok();
+    t(&["lint-F5", "duplicate", "--of", "lint-F1"]).ok();
+    let g = fx.spar(&["gate", "s:code-1"]);
+    assert_eq!(g.code, 2, "{g}");
+    assert!(g.stdout.contains("lint-F1 (defect) is open"), "{g}");
+    assert!(g.stdout.contains("lint-F5 (defect) is open"), "{g}");
+    // Resolving the end resolves the chain.
+    t(&["lint-F5", "rejected", "--evidence", "not a bug"]).ok();
+    fx.spar(&["gate", "s:code-1"]).ok();
+    // A duplicate of a note is resolved: the note never blocks.
+    t(&["lint-F5", "duplicate", "--of", "lint-F3"]).ok();
+    fx.spar(&["gate", "s:code-1"]).ok();
+}
+
+/// G33: ten triage calls at once on different findings are all recorded.
+#[test]
+fn concurrent_triage_calls_are_all_recorded() {
+    let fx = Fixture::new("");
+    let findings: Vec<Value> = (1..=10).map(|i| defect(&format!("D{i}"))).collect();
+    let lint = fx.reviewer("lint", "", &result(&fx.head, findings));
+    fx.reviewers(&[("lint", &lint)]);
+    fx.run("s", &[]).ok();
+    let children: Vec<_> = (1..=10)
+        .map(|i| {
+            let id = format!("lint-F{i}");
+            fx.command(&[
+                "triage",
+                "s",
+                "code-1",
+                &id,
+                "rejected",
+                "--evidence",
+                &format!("reason {i}"),
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let ledger = fx.jsonl("s", "rounds/code-1/ledger.jsonl");
+    let mut ids: Vec<String> = ledger
+        .iter()
+        .map(|e| e["finding"].as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    let mut want: Vec<String> = (1..=10).map(|i| format!("lint-F{i}")).collect();
+    want.sort();
+    assert_eq!(ids, want);
+    fx.spar(&["gate", "s:code-1"]).ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gate
+
+#[test]
+fn gate_lists_every_reason() {
+    let fx = Fixture::new("");
+    let ok = fx.reviewer("ok", "", &result(&fx.head, vec![]));
+    let bad = fx.reviewer("bad", "exit 3", &result(&fx.head, vec![]));
+    fx.reviewers(&[("ok", &ok), ("bad", &bad)]);
+    fx.run("s", &[]).ok(); // code-1: bad failed
+    fx.run("s", &["--dry-run"]).ok(); // code-2: dry run
+    fx.run("s", &[]).ok(); // code-3: bad failed
+
+    // code-1 missing from the list; the dry run listed; an unknown round; bad not completed in
+    // the newest round; the change moved after review.
+    let g = fx.spar(&[
+        "gate",
+        "s:code-3",
+        "s:code-2",
+        "s:code-7",
+        "--expect-head",
+        &fx.base,
+    ]);
+    assert_eq!(g.code, 2, "{g}");
+    for want in [
+        "spar gate: blocked",
+        "s: round code-1 of the series is not in the gate list",
+        "s:code-2: is a dry run",
+        "s:code-7: cannot be read",
+        "s:code-3: required reviewer bad is failed and not waived",
+        "the change moved after review",
+    ] {
+        assert!(g.stdout.contains(want), "missing {want:?}:\n{g}");
+    }
+    // The dry run may be left out; code-1's failure is not in the newest round.
+    let g = fx.spar(&["gate", "s:code-1", "s:code-3"]);
+    assert_eq!(g.code, 2, "{g}");
+    assert!(!g.stdout.contains("s:code-1: required"), "{g}");
+    // G27: an --expect-head that is no commit is a blocked reason.
+    let g = fx.spar(&["gate", "s:code-1", "s:code-3", "--expect-head", "--nope"]);
+    assert!(g.stdout.contains("--expect-head \"--nope\""), "{g}");
+
+    // Waive: refusals first, nothing written.
+    fx.refuse("s", 65, &["waive", "s", "code-3", "bad"], "--user-quote");
+    fx.refuse(
+        "s",
+        65,
+        &["waive", "s", "code-3", "bad", "--user-quote", "   "],
+        "--user-quote",
+    );
+    fx.refuse(
+        "s",
+        65,
+        &["waive", "s", "code-3", "ok", "--user-quote", "go"],
+        "completed",
+    );
+    fx.refuse(
+        "s",
+        65,
+        &["waive", "s", "code-3", "Bad", "--user-quote", "go"],
+        "no required reviewer",
+    );
+    fx.spar(&[
+        "waive",
+        "s",
+        "code-3",
+        "bad",
+        "--user-quote",
+        " go without it ",
+    ])
+    .ok();
+    let w = fx.jsonl("s", "rounds/code-3/waivers.jsonl");
+    assert_eq!(w.len(), 1);
+    assert_eq!(w[0]["reviewer"], "bad");
+    assert_eq!(w[0]["preset"], "command");
+    assert_eq!(w[0]["user_quote"], "go without it");
+
+    let g = fx.spar(&[
+        "gate",
+        "s:code-1",
+        "s:code-3",
+        "--expect-head",
+        "HEAD",
+        "--json",
+    ]);
+    assert_eq!(g.code, 0, "{g}");
+    let doc: Value = serde_json::from_str(&g.stdout).unwrap();
+    assert_eq!(doc["schema"], "review-gate/v1");
+    assert_eq!(doc["result"], "passed");
+    assert_eq!(doc["head"], fx.head.as_str());
+
+    // A bad target is a usage error.
+    assert_eq!(fx.spar(&["gate", "code-1"]).code, 64);
+    assert_eq!(fx.spar(&["gate"]).code, 64);
+}
+
+#[test]
+fn gate_out_writes_a_chain_of_gate_files() {
+    let fx = Fixture::new("");
+    let ok = fx.reviewer("ok", "", &result(&fx.head, vec![defect("D1")]));
+    fx.reviewers(&[("ok", &ok)]);
+    fx.run("s", &[]).ok();
+    let out = fx.tmp("gate.json");
+    let out_s = out.display().to_string();
+    let g = fx.spar(&["gate", "s:code-1", "--out", &out_s]);
+    assert_eq!(g.code, 2, "{g}");
+    let first = std::fs::read(&out).unwrap();
+    let doc: Value = serde_json::from_slice(&first).unwrap();
+    assert_eq!(doc["schema"], "review-gate/v1");
+    assert_eq!(doc["result"], "blocked");
+    assert_eq!(doc["previous_gate_digest"], Value::Null);
+    assert_eq!(doc["growth"][0]["findings"], 1);
+    assert_eq!(doc["growth"][0]["outside_check_paths"], 1);
+
+    fx.spar(&[
+        "triage",
+        "s",
+        "code-1",
+        "ok-F1",
+        "rejected",
+        "--evidence",
+        "no",
+    ])
+    .ok();
+    fx.spar(&["gate", "s:code-1", "--out", &out_s]).ok();
+    let doc: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(doc["result"], "passed");
+    use sha2::Digest;
+    let digest = format!("{:x}", sha2::Sha256::digest(&first));
+    assert_eq!(doc["previous_gate_digest"], digest.as_str());
+
+    // G28: an existing file that is no gate file, or a path in the repository not ignored.
+    let other = fx.tmp("notes.txt");
+    std::fs::write(&other, "keep me").unwrap();
+    let g = fx.spar(&["gate", "s:code-1", "--out", &other.display().to_string()]);
+    assert_eq!(g.code, 65, "{g}");
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), "keep me");
+    let g = fx.spar(&["gate", "s:code-1", "--out", "gate.json"]);
+    assert_eq!(g.code, 65, "{g}");
+    assert!(!fx.repo.path().join("gate.json").exists());
+    std::fs::create_dir_all(fx.repo.path().join("ignored")).unwrap();
+    fx.spar(&["gate", "s:code-1", "--out", "ignored/gate.json"])
+        .ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Extend, caps, cap-report
+
+#[test]
+fn extend_checks_g31_and_writes_nothing_on_error() {
+    let fx = Fixture::new("");
+    let ok = fx.reviewer("ok", "", &result(&fx.head, vec![]));
+    fx.reviewers(&[("ok", &ok)]);
+    fx.run("s", &[]).ok();
+    let e = |args: &[&str]| {
+        let mut all = vec!["extend", "s"];
+        all.extend_from_slice(args);
+        fx.spar(&all)
+    };
+    for (args, code, says) in [
+        (
+            vec!["--stage", "Code", "--by", "1", "--cause", "churn"],
+            64,
+            "--stage",
+        ),
+        (
+            vec!["--stage", "code", "--by", "0", "--cause", "churn"],
+            64,
+            "--by",
+        ),
+        (
+            vec!["--stage", "code", "--by", "-1", "--cause", "churn"],
+            64,
+            "--by",
+        ),
+        (
+            vec!["--stage", "code", "--by", "+1", "--cause", "churn"],
+            64,
+            "--by",
+        ),
+        (vec!["--stage", "code", "--by", "1"], 64, "--cause"),
+        (
+            vec!["--stage", "code", "--by", "1", "--cause", "Churn"],
+            64,
+            "--cause",
+        ),
+        (
+            vec!["--stage", "plan", "--by", "1", "--cause", "churn"],
+            64,
+            "--cause",
+        ),
+        (
+            vec!["--stage", "plan", "--by", "1", "--reason", "r"],
+            64,
+            "--reason",
+        ),
+        (
+            vec!["--stage", "code", "--by", "2", "--cause", "churn"],
+            65,
+            "--reason",
+        ),
+        (
+            vec![
+                "--stage", "code", "--by", "1", "--cause", "other", "--reason", " ",
+            ],
+            65,
+            "--reason",
+        ),
+    ] {
+        let mut all = vec!["extend", "s"];
+        all.extend_from_slice(&args);
+        fx.refuse("s", code, &all, says);
+    }
+    let r = fx.spar(&["extend", "nope", "--stage", "plan", "--by", "1"]);
+    assert_eq!(r.code, 65, "{r}");
+    assert_eq!(fx.tip("nope"), "");
+
+    e(&[
+        "--stage",
+        "code",
+        "--by",
+        "2",
+        "--cause",
+        "recurring",
+        "--reason",
+        " flaky ",
+    ])
+    .ok();
+    e(&["--stage", "plan", "--by", "1"]).ok();
+    let lines = fx.jsonl("s", "extensions.jsonl");
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["cause"], "recurring");
+    assert_eq!(lines[0]["reason"], "flaky");
+    assert_eq!(lines[1]["by"], 1);
+    assert!(lines[1].get("cause").is_none());
+    // The extension commit is no round.
+    let list = fx.spar(&["list"]);
+    assert!(list.stdout.contains("code-1"), "{list}");
+    assert!(!list.stdout.contains("extensions"), "{list}");
+}
+
+#[test]
+fn caps_refuse_a_run_past_the_cap_and_cap_report_shows_them() {
+    let fx = Fixture::new("[caps]\ncode = 1\n");
+    let ok = fx.reviewer("ok", "", &result(&fx.head, vec![]));
+    // Fails on its first run, passes afterwards.
+    let flaky_marker = fx.tmp("flaky-ran");
+    let flaky = fx.reviewer(
+        "flaky",
+        &format!(
+            "if [ ! -e '{m}' ]; then : > '{m}'; exit 1; fi",
+            m = flaky_marker.display()
+        ),
+        &result(&fx.head, vec![]),
+    );
+    fx.reviewers(&[("ok", &ok), ("flaky", &flaky)]);
+    fx.run("s", &[]).ok(); // code-1, counted; flaky failed
+    fx.run("s", &["--dry-run"]).ok(); // code-2, not counted
+
+    let run = ["run", "--base", &fx.base, "--series", "s"];
+    fx.refuse(
+        "s",
+        65,
+        &run,
+        "cap reached for stage code (1 of 1); extend it with `git spar extend s --stage code --by 1 --cause …`",
+    );
+    // Re-running only the unfinished reviewer over the same change is not counted.
+    fx.run("s", &["--reviewers", "flaky"]).ok(); // code-3
+    let mut only_ok = run.to_vec();
+    only_ok.extend(["--reviewers", "ok"]);
+    fx.refuse("s", 65, &only_ok, "cap reached");
+
+    fx.spar(&[
+        "extend", "s", "--stage", "code", "--by", "1", "--cause", "churn",
+    ])
+    .ok();
+    fx.run("s", &[]).ok(); // code-4, counted
+    fx.refuse("s", 65, &run, "(2 of 2)");
+    fx.spar(&["extend", "s", "--stage", "plan", "--by", "1"])
+        .ok();
+
+    let md = fx.spar(&["cap-report", "s"]);
+    md.ok();
+    for want in [
+        "## code",
+        "- cap: 2 (configured 1 + 1 extended)",
+        "- counted: 2 · left: 0",
+        "- extension +1: cause churn",
+        "- code-1: counted",
+        "- code-2: not counted (dry run)",
+        "- code-3: not counted (re-run of the unfinished reviewers of code-1)",
+        "- code-4: counted",
+        "## plan",
+        "- cap: 3 (configured 2 + 1 extended)",
+        "- extension +1: cause not recorded",
+    ] {
+        assert!(md.stdout.contains(want), "missing {want:?}:\n{md}");
+    }
+    let j = fx.spar(&["cap-report", "s", "--format", "json"]);
+    let v = j.json();
+    let code = v["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["stage"] == "code")
+        .unwrap();
+    assert_eq!(code["cap"], 2);
+    assert_eq!(code["left"], 0);
+    assert_eq!(code["extensions"][0]["cause_recorded"], true);
+
+    assert_eq!(fx.spar(&["cap-report", "s", "--format", "xml"]).code, 64);
+    assert_eq!(fx.spar(&["cap-report"]).code, 64);
+    assert_eq!(fx.spar(&["cap-report", "nope"]).code, 65);
+}
+
+/// G33: a write waits for the series lock held by another writer, says so on stderr, and then
+/// records on what it re-reads; the gate never waits.
+#[test]
+fn writes_wait_for_the_series_lock_and_the_gate_does_not() {
+    let fx = Fixture::new("");
+    let ok = fx.reviewer("ok", "", &result(&fx.head, vec![defect("D1")]));
+    fx.reviewers(&[("ok", &ok)]);
+    fx.run("s", &[]).ok();
+    let lock = fx.repo.path().join(".git/spar/locks/s.lock");
+    assert!(lock.exists(), "run takes the series lock");
+    let ready = fx.tmp("held");
+    let mut holder = Command::new("flock")
+        .arg(&lock)
+        .arg("sh")
+        .arg("-c")
+        .arg(format!(": > '{}'; sleep 1", ready.display()))
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !ready.exists() {
+        assert!(start.elapsed().as_secs() < 10, "flock never took the lock");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let g = fx.spar(&["gate", "s:code-1"]);
+    assert_eq!(g.code, 2, "{g}");
+    assert!(!g.stderr.contains("waiting"), "{g}");
+    let t = fx.spar(&[
+        "triage",
+        "s",
+        "code-1",
+        "ok-F1",
+        "rejected",
+        "--evidence",
+        "no",
+    ]);
+    t.ok()
+        .stderr_has("spar: waiting for another write of s to finish");
+    holder.wait().unwrap();
+    fx.spar(&["gate", "s:code-1"]).ok();
+}
