@@ -188,6 +188,9 @@ pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> 
         }
         let tip = ObjectId::from_hex(l.local_oid.as_bytes())
             .map_err(|e| Error::refused(format!("pre-push: bad oid {}: {e}", l.local_oid)))?;
+        if require_spar && !spar_gate(store, l, &mut out)? {
+            blocked = true;
+        }
         let mut sprints = BTreeSet::new();
         if let Some(branch) = l.local_ref.strip_prefix("refs/heads/") {
             if let Some(s) = store.config_string(&format!("branch.{branch}.railsSprint")) {
@@ -251,20 +254,67 @@ pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> 
                 gate_lines(&report, &mut out);
             }
         }
-        if require_spar {
-            blocked = true;
-            out.say(format!(
-                "git-rails: spar.requireGate is true, but this build has no spar gate to run for {}; push refused",
-                l.local_ref
-            ));
-            out.say("  set spar.requireGate to false, or skip on purpose with RAILS_SKIP=1");
-        }
     }
     if blocked {
         out.say("git-rails: prove the missing steps above and push again (RAILS_SKIP=1 skips on purpose)");
         out.code = 2;
     }
     Ok(out)
+}
+
+/// With `spar.requireGate`: the spar gate of the pushed branch's series (the branch name with
+/// `/` replaced by `-`), over every recorded round that is not a dry run, expecting the pushed
+/// tip as the reviewed head. Returns whether it passed; the reasons go to `out`.
+fn spar_gate(store: &Store, l: &PushLine, out: &mut HookResult) -> Result<bool> {
+    use crate::spar::{record, series};
+    let Some(branch) = l.local_ref.strip_prefix("refs/heads/") else {
+        out.say(format!(
+            "git-rails: spar.requireGate is true and {} is not a branch, so it has no review series; push refused",
+            l.local_ref
+        ));
+        return Ok(false);
+    };
+    let name = branch.replace('/', "-");
+    let mut rounds = Vec::new();
+    for r in record::round_names(store, &name)? {
+        let dry = record::load_round(store, &name, &r)
+            .map(|x| x.dry_run)
+            .unwrap_or(false);
+        if !dry {
+            rounds.push(format!("{name}:{r}"));
+        }
+    }
+    if rounds.is_empty() {
+        out.say(format!(
+            "git-rails: push of {} refused: spar.requireGate is true and series {name} has no review round",
+            l.local_ref
+        ));
+        out.say(format!(
+            "  review it with `git spar run --base <rev> --series {name}`"
+        ));
+        return Ok(false);
+    }
+    let g = series::gate(
+        store,
+        &series::GateRequest {
+            rounds,
+            expect_head: Some(l.local_oid.clone()),
+            out: None,
+        },
+    )
+    .map_err(|e| e.context("the spar gate could not run; the push is refused"))?;
+    if g.passed {
+        out.say(format!("git-rails: spar gate of {name} passed"));
+    } else {
+        out.say(format!(
+            "git-rails: push of {} refused: the spar gate of {name} is blocked",
+            l.local_ref
+        ));
+        for r in &g.reasons {
+            out.say(format!("  - {r}"));
+        }
+    }
+    Ok(g.passed)
 }
 
 /// The trailers of a commit message (`key: value` lines; comment lines ignored).

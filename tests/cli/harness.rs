@@ -216,6 +216,16 @@ impl TestRepo {
         self.rails_env(args, &[])
     }
 
+    pub fn spar_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = std::process::Command::new(bin("git-spar"));
+        cmd.args(args);
+        self.env(&mut cmd);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Run::from(cmd.output().unwrap())
+    }
+
     pub fn spar(&self, args: &[&str]) -> Run {
         let mut cmd = std::process::Command::new(bin("git-spar"));
         cmd.args(args);

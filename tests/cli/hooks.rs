@@ -367,18 +367,117 @@ fn a_missing_binary_fails_closed_and_status_finds_problems() {
 }
 
 #[test]
-fn spar_require_gate_refuses_without_a_spar_gate() {
-    let (repo, _remote) = repo_with_remote();
+fn spar_require_gate_runs_the_spar_gate_of_the_branch() {
+    let (repo, remote) = repo_with_remote();
     repo.rails(&["hooks", "install"]).ok();
     prove(&repo);
-    // `git -c` reaches the hook through GIT_CONFIG_PARAMETERS.
+    // No review round yet: refused. (`git -c` reaches the hook through GIT_CONFIG_PARAMETERS.)
     let out = git_with_path(
         &repo,
         &["-c", "spar.requireGate=true", "push", "origin", "main"],
         &[],
     );
     assert_ne!(out.code, 0, "{out}");
-    assert!(out.stderr.contains("spar.requireGate is true"), "{out}");
+    assert!(
+        out.stderr.contains("series main has no review round"),
+        "{out}"
+    );
+
+    // A round with one defect: the push is refused with the gate's reasons.
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let tools = tempfile::tempdir().unwrap();
+    let script = tools.path().join("review.sh");
+    let angles: Vec<serde_json::Value> = [
+        "correctness",
+        "regression",
+        "checks",
+        "contract",
+        "security",
+    ]
+    .iter()
+    .map(|a| serde_json::json!({"angle": a, "result": "looked"}))
+    .collect();
+    let result = serde_json::json!({
+        "reviewed_head": head,
+        "verdict": "blocking_findings",
+        "angles_checked": angles,
+        "angles_unchecked": [],
+        "findings": [{
+            "id": "1", "proposed_class": "defect", "angle": "correctness",
+            "location": "done.txt:1", "claim": "wrong text", "failure_scenario": "a reader is misled",
+            "evidence": "line 1", "link_kind": "none", "link": "", "introduced_by_change": "yes",
+            "regression": "yes", "check_impact": "none", "confidence": "high", "smallest_fix": ""
+        }],
+        "limits": ""
+    });
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\ncat <<'JSON'\n{result}\nJSON\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = tools.path().join("spar.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[reviewers]]\nname = \"lint\"\npreset = \"command\"\nargv = [\"{}\"]\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let spar_env = [
+        ("SPAR_CONFIG", config.to_str().unwrap()),
+        ("XDG_CONFIG_HOME", tools.path().to_str().unwrap()),
+    ];
+    let base = repo
+        .git(&["rev-list", "--max-parents=0", "HEAD"])
+        .trim()
+        .to_string();
+    repo.spar_env(&["run", "--base", &base], &spar_env).ok();
+    let out = git_with_path(
+        &repo,
+        &["-c", "spar.requireGate=true", "push", "origin", "main"],
+        &[],
+    );
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr.contains("the spar gate of main is blocked"),
+        "{out}"
+    );
+    assert!(out.stderr.contains("lint-F1"), "{out}");
+    assert_eq!(remote_ref(remote.path(), "refs/heads/main"), None);
+
+    // Triaged: the push goes through.
+    repo.spar(&[
+        "triage",
+        "main",
+        "code-1",
+        "lint-F1",
+        "rejected",
+        "--evidence",
+        "the text is right",
+    ])
+    .ok();
+    git_with_path(
+        &repo,
+        &["-c", "spar.requireGate=true", "push", "origin", "main"],
+        &[],
+    )
+    .ok();
+    assert_eq!(remote_ref(remote.path(), "refs/heads/main"), Some(head));
+
+    // A commit after the review moved the change: refused until it is reviewed again.
+    repo.git(&["commit", "-q", "--allow-empty", "-m", "after review"]);
+    let out = git_with_path(
+        &repo,
+        &["-c", "spar.requireGate=true", "push", "origin", "main"],
+        &[],
+    );
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr.contains("the spar gate of main is blocked"),
+        "{out}"
+    );
 }
 
 #[test]
