@@ -1,9 +1,10 @@
 //! `git spar`: the command line.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use serde_json::json;
 
 use crate::error::{Error, Outcome, Result};
@@ -93,10 +94,46 @@ pub struct RunArgs {
     /// Keep the round's workspace in DIR (a folder that does not exist yet)
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// A decision the user made (G35), kept verbatim; follow each with one --decision-quote
+    #[arg(
+        long = "decision",
+        value_name = "TEXT",
+        allow_hyphen_values = true,
+        num_args = 0..=1,
+        default_missing_value = NO_VALUE,
+        value_parser = clap::value_parser!(OsString),
+    )]
+    pub decisions: Vec<OsString>,
+    /// The user's words for the --decision before it, kept verbatim
+    #[arg(
+        long = "decision-quote",
+        value_name = "TEXT",
+        allow_hyphen_values = true,
+        num_args = 0..=1,
+        default_missing_value = NO_VALUE,
+        value_parser = clap::value_parser!(OsString),
+    )]
+    pub decision_quotes: Vec<OsString>,
+    /// A risk for one reviewer to attack while checking every angle, NAME=TEXT (repeatable)
+    #[arg(
+        long = "standpoint",
+        value_name = "NAME=TEXT",
+        allow_hyphen_values = true,
+        value_parser = clap::value_parser!(OsString),
+    )]
+    pub standpoints: Vec<OsString>,
     /// Print round.json (review-round/v1) on stdout
     #[arg(long)]
     pub json: bool,
+    /// --decision and --decision-quote in command-line order (filled from the parse, G35).
+    #[arg(skip)]
+    pub decision_order: Vec<round::DecisionArg>,
 }
+
+/// What clap stores for `--decision` or `--decision-quote` at the very end of the command line
+/// without a value: a NUL, which no real argument can hold. It is refused (65), not a usage
+/// error, so the message can name the decision (G35).
+const NO_VALUE: &str = "\0";
 
 #[derive(Debug, Args)]
 pub struct RecordArgs {
@@ -225,11 +262,57 @@ pub fn command() -> clap::Command {
 }
 
 pub fn main() -> ExitCode {
-    let cli = match super::parse::<SparCli>(std::env::args_os()) {
+    let cli = match parse(std::env::args_os()) {
         Ok(c) => c,
         Err(code) => return code,
     };
     super::report("spar", run(cli))
+}
+
+/// Parses like [`super::parse`] (clap's usage errors are 64, help and version 0), keeping the
+/// order of `--decision` and `--decision-quote`, which the derived struct loses.
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> std::result::Result<SparCli, ExitCode> {
+    let parsed = SparCli::command()
+        .try_get_matches_from(args)
+        .and_then(|m| SparCli::from_arg_matches(&m).map(|cli| (cli, m)));
+    match parsed {
+        Ok((mut cli, matches)) => {
+            if let (SparCommand::Run(a), Some(("run", m))) =
+                (&mut cli.command, matches.subcommand())
+            {
+                a.decision_order = decision_order(m);
+            }
+            Ok(cli)
+        }
+        Err(e) => {
+            let code = match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
+                _ => 64,
+            };
+            let _ = e.print();
+            Err(ExitCode::from(code))
+        }
+    }
+}
+
+/// `--decision` and `--decision-quote` values of `run` in command-line order; a missing value
+/// at the end of the command line is `None`.
+fn decision_order(m: &ArgMatches) -> Vec<round::DecisionArg> {
+    let mut all: Vec<(usize, round::DecisionArg)> = Vec::new();
+    for (id, part) in [
+        ("decisions", round::DecisionPart::Decision),
+        ("decision_quotes", round::DecisionPart::Quote),
+    ] {
+        let (Some(values), Some(indices)) = (m.get_many::<OsString>(id), m.indices_of(id)) else {
+            continue;
+        };
+        for (value, index) in values.zip(indices) {
+            let value = (value.as_os_str() != NO_VALUE).then(|| value.clone());
+            all.push((index, (part, value)));
+        }
+    }
+    all.sort_by_key(|(index, _)| *index);
+    all.into_iter().map(|(_, arg)| arg).collect()
 }
 
 pub fn run(cli: SparCli) -> Result<Outcome> {
@@ -248,6 +331,13 @@ pub fn run(cli: SparCli) -> Result<Outcome> {
 }
 
 fn cmd_run(a: RunArgs) -> Result<Outcome> {
+    // G35 and the standpoint forms come before the repository is even opened.
+    let decisions = round::pair_decisions(&a.decision_order)?;
+    let standpoints = a
+        .standpoints
+        .iter()
+        .map(|s| round::parse_standpoint(s))
+        .collect::<Result<Vec<_>>>()?;
     let store = Store::discover()?;
     let req = round::RunRequest {
         base: a.base,
@@ -263,6 +353,8 @@ fn cmd_run(a: RunArgs) -> Result<Outcome> {
         check_paths: a.check_paths,
         dry_run: a.dry_run,
         out: a.out,
+        decisions,
+        standpoints,
     };
     let mut progress = |l: &str| eprintln!("{l}");
     let out = round::run(&store, &req, &mut progress)?;

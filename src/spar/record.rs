@@ -2,7 +2,7 @@
 //! and where they live in git — the tree `rounds/<round>/…` of a commit on
 //! `refs/spar/series/<series>`, plus the round's `summary.md` in `refs/notes/spar` on the head.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -41,14 +41,37 @@ pub struct ReviewerRecord {
     pub angles_unchecked: Vec<Value>,
     #[serde(default)]
     pub limits: Option<String>,
-    #[serde(default)]
-    pub standpoint: Option<String>,
-    #[serde(default)]
+    /// Only in rounds with standpoints: `Some(Some(text))` for a reviewer given a standpoint,
+    /// `Some(None)` (an explicit `null`) for one without. `None` leaves the key out, as in a
+    /// round without standpoints and in older records (G32).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub standpoint: Option<Option<String>>,
+    /// Only in rounds with standpoints: the reviewer's `standpoint_report` `{checked, detail}`,
+    /// or `Some(Value::Null)` when it has none. `None` leaves the key out.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub standpoint_report: Option<Value>,
     #[serde(default)]
     pub started_at: Option<String>,
     #[serde(default)]
     pub finished_at: Option<String>,
+}
+
+/// A key that is present, `null` included (`Some(null)`); an absent key is the field's
+/// default (`None`) through `#[serde(default)]`.
+fn present<'de, D, T>(d: D) -> std::result::Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
 }
 
 /// A classified finding (`findings.json`).
@@ -92,7 +115,10 @@ pub struct Finding {
 }
 
 /// `round.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// `standpoints_uncovered` is written only in rounds with standpoints (see [`Round::serialize`]);
+/// a record without the standpoint fields reads as a round without standpoints (G32).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Round {
     pub schema: String,
     pub series: String,
@@ -103,10 +129,13 @@ pub struct Round {
     pub packet_sha256: String,
     pub config: Value,
     pub reviewers: Vec<ReviewerRecord>,
+    /// The user's decisions `[{decision, quote}]` in command-line order (G35).
     #[serde(default)]
     pub decisions: Vec<Value>,
+    /// `[{reviewer, text}]` in command-line order; empty in a round without standpoints.
     #[serde(default)]
     pub standpoints: Vec<Value>,
+    /// The reviewers of standpoints that no completed reviewer covered (waived ones included).
     #[serde(default)]
     pub standpoints_uncovered: Vec<String>,
     #[serde(default)]
@@ -120,6 +149,66 @@ pub struct Round {
     pub dry_run: bool,
     #[serde(default)]
     pub warnings: Vec<String>,
+}
+
+impl Round {
+    /// Whether the round was given standpoints.
+    pub fn has_standpoints(&self) -> bool {
+        !self.standpoints.is_empty()
+    }
+}
+
+/// What `round.json` holds, borrowed from a [`Round`]: the same keys in the same order, with
+/// `standpoints_uncovered` left out of a round without standpoints.
+#[derive(Serialize)]
+struct RoundOut<'a> {
+    schema: &'a str,
+    series: &'a str,
+    round: &'a str,
+    stage: &'a str,
+    base: &'a str,
+    head: &'a str,
+    packet_sha256: &'a str,
+    config: &'a Value,
+    reviewers: &'a [ReviewerRecord],
+    decisions: &'a [Value],
+    standpoints: &'a [Value],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    standpoints_uncovered: Option<&'a [String]>,
+    links: &'a Value,
+    documents: &'a Value,
+    started_at: &'a str,
+    finished_at: &'a Option<String>,
+    dry_run: bool,
+    warnings: &'a [String],
+}
+
+impl Serialize for Round {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        RoundOut {
+            schema: &self.schema,
+            series: &self.series,
+            round: &self.round,
+            stage: &self.stage,
+            base: &self.base,
+            head: &self.head,
+            packet_sha256: &self.packet_sha256,
+            config: &self.config,
+            reviewers: &self.reviewers,
+            decisions: &self.decisions,
+            standpoints: &self.standpoints,
+            standpoints_uncovered: self
+                .has_standpoints()
+                .then_some(self.standpoints_uncovered.as_slice()),
+            links: &self.links,
+            documents: &self.documents,
+            started_at: &self.started_at,
+            finished_at: &self.finished_at,
+            dry_run: self.dry_run,
+            warnings: &self.warnings,
+        }
+        .serialize(serializer)
+    }
 }
 
 /// The newest commit of a series and its rounds' names in order.
@@ -224,4 +313,59 @@ pub fn pretty(v: &impl Serialize) -> Vec<u8> {
     let mut out = serde_json::to_vec_pretty(v).unwrap_or_default();
     out.push(b'\n');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn old_round() -> Value {
+        json!({
+            "schema": ROUND_SCHEMA,
+            "series": "s",
+            "round": "code-1",
+            "stage": "code",
+            "base": "b",
+            "head": "h",
+            "packet_sha256": "p",
+            "config": {},
+            "reviewers": [{"name": "a", "preset": "command", "status": "completed"}],
+            "started_at": "t",
+        })
+    }
+
+    /// A record written before standpoints reads as a round without them (G32), and is written
+    /// back without any standpoint key but `standpoints: []`.
+    #[test]
+    fn older_records_read_as_rounds_without_standpoints() {
+        let round: Round = serde_json::from_value(old_round()).expect("old round.json");
+        assert!(!round.has_standpoints());
+        assert!(round.decisions.is_empty());
+        assert_eq!(round.reviewers[0].standpoint, None);
+        assert_eq!(round.reviewers[0].standpoint_report, None);
+        let back = serde_json::to_value(&round).expect("serializes");
+        assert_eq!(back["standpoints"], json!([]));
+        assert!(back.get("standpoints_uncovered").is_none());
+        assert!(back["reviewers"][0].get("standpoint").is_none());
+        assert!(back["reviewers"][0].get("standpoint_report").is_none());
+    }
+
+    /// In a round with standpoints an explicit null survives a read and a write.
+    #[test]
+    fn explicit_nulls_survive_a_round_trip() {
+        let mut v = old_round();
+        v["standpoints"] = json!([{"reviewer": "b", "text": "x"}]);
+        v["standpoints_uncovered"] = json!(["b"]);
+        v["reviewers"][0]["standpoint"] = Value::Null;
+        v["reviewers"][0]["standpoint_report"] = Value::Null;
+        let round: Round = serde_json::from_value(v).expect("round.json");
+        assert_eq!(round.reviewers[0].standpoint, Some(None));
+        assert_eq!(round.reviewers[0].standpoint_report, Some(Value::Null));
+        let back = serde_json::to_value(&round).expect("serializes");
+        assert_eq!(back["standpoints_uncovered"], json!(["b"]));
+        assert!(back["reviewers"][0]["standpoint"].is_null());
+        assert!(back["reviewers"][0].get("standpoint").is_some());
+        assert!(back["reviewers"][0].get("standpoint_report").is_some());
+    }
 }

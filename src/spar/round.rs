@@ -2,6 +2,8 @@
 //! packet in a workspace, the reviewers run in parallel, their results held to G1–G6, the
 //! findings located, linked and classified, and the round recorded in git.
 
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -34,6 +36,218 @@ pub struct RunRequest {
     pub check_paths: Vec<String>,
     pub dry_run: bool,
     pub out: Option<PathBuf>,
+    /// The user's decisions, paired and checked by [`pair_decisions`] (G35).
+    pub decisions: Vec<Decision>,
+    /// The standpoints, read by [`parse_standpoint`]; their names are checked by [`run`].
+    pub standpoints: Vec<Standpoint>,
+}
+
+/// A decision the user made and the user's words for it (G35), both kept verbatim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub decision: String,
+    pub quote: String,
+}
+
+/// A standpoint for one reviewer ("관점 인자"): a risk it attacks while checking every angle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Standpoint {
+    pub reviewer: String,
+    pub text: String,
+}
+
+/// Which of the two decision options a command-line value came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecisionPart {
+    /// `--decision`
+    Decision,
+    /// `--decision-quote`
+    Quote,
+}
+
+impl DecisionPart {
+    fn option(self) -> &'static str {
+        match self {
+            DecisionPart::Decision => "--decision",
+            DecisionPart::Quote => "--decision-quote",
+        }
+    }
+}
+
+/// One `--decision` or `--decision-quote` as given; `None` is the option at the very end of
+/// the command line without a value.
+pub type DecisionArg = (DecisionPart, Option<OsString>);
+
+/// A decision value: valid UTF-8 and not empty after trimming, kept as given (G35).
+fn decision_text(part: DecisionPart, n: usize, value: Option<&OsStr>) -> Result<String> {
+    let option = part.option();
+    let Some(value) = value else {
+        return Err(Error::refused(format!(
+            "decision {n}: {option} at the end of the command line has no value"
+        ))
+        .hint(format!("give the text right after {option}")));
+    };
+    let Some(text) = value.to_str() else {
+        return Err(Error::refused(format!(
+            "decision {n}: {option} {} is not valid UTF-8",
+            config::quote_bytes(value.as_bytes())
+        )));
+    };
+    if text.trim().is_empty() {
+        return Err(Error::refused(format!(
+            "decision {n}: {option} {} is empty",
+            config::quote(text)
+        )));
+    }
+    Ok(text.to_string())
+}
+
+/// Pairs `--decision` and `--decision-quote` values given in command-line order (G35): each
+/// decision is followed by exactly one quote before the next decision. Anything else is
+/// refused, naming the decision's number and the option.
+pub fn pair_decisions(args: &[DecisionArg]) -> Result<Vec<Decision>> {
+    let pairing = "each --decision needs exactly one --decision-quote (the user's words) after it, before the next --decision";
+    let mut out = Vec::new();
+    let mut pending: Option<String> = None;
+    for (part, value) in args {
+        match part {
+            DecisionPart::Decision => {
+                if pending.is_some() {
+                    return Err(Error::refused(format!(
+                        "decision {}: --decision has no --decision-quote before the next --decision",
+                        out.len() + 1
+                    ))
+                    .hint(pairing));
+                }
+                pending = Some(decision_text(*part, out.len() + 1, value.as_deref())?);
+            }
+            DecisionPart::Quote => {
+                let n = out.len() + 1;
+                let Some(decision) = pending.take() else {
+                    return Err(Error::refused(if out.is_empty() {
+                        format!("decision {n}: --decision-quote comes before any --decision")
+                    } else {
+                        format!(
+                            "decision {}: --decision-quote without a --decision (decision {} already has its quote)",
+                            n,
+                            n - 1
+                        )
+                    })
+                    .hint(pairing));
+                };
+                let quote = decision_text(*part, n, value.as_deref())?;
+                out.push(Decision { decision, quote });
+            }
+        }
+    }
+    if pending.is_some() {
+        return Err(Error::refused(format!(
+            "decision {}: --decision has no --decision-quote",
+            out.len() + 1
+        ))
+        .hint(pairing));
+    }
+    Ok(out)
+}
+
+/// Reads one `--standpoint NAME=TEXT`: the first `=` splits. No `=` or an empty name is a
+/// usage error; a name or text that is not valid UTF-8, or a text empty after trimming, is
+/// refused. Whether the name is one of the run's reviewers is checked by [`run`].
+pub fn parse_standpoint(raw: &OsStr) -> Result<Standpoint> {
+    let bytes = raw.as_bytes();
+    let shown = config::quote_bytes(bytes);
+    let Some(eq) = bytes.iter().position(|&b| b == b'=') else {
+        return Err(
+            Error::usage(format!("--standpoint {shown}: expected NAME=TEXT"))
+                .hint("name a reviewer of this run, then `=`, then the risk it should attack"),
+        );
+    };
+    let (name, text) = (&bytes[..eq], &bytes[eq + 1..]);
+    if name.is_empty() {
+        return Err(Error::usage(format!(
+            "--standpoint {shown}: the reviewer name before `=` is empty"
+        )));
+    }
+    let Ok(name) = std::str::from_utf8(name) else {
+        return Err(Error::refused(format!(
+            "--standpoint {shown}: the reviewer name is not valid UTF-8"
+        )));
+    };
+    let Ok(text) = std::str::from_utf8(text) else {
+        return Err(Error::refused(format!(
+            "--standpoint {shown}: the text for {} is not valid UTF-8",
+            config::quote(name)
+        )));
+    };
+    if text.trim().is_empty() {
+        return Err(Error::refused(format!(
+            "--standpoint {shown}: the text for {} is empty",
+            config::quote(name)
+        )));
+    }
+    Ok(Standpoint {
+        reviewer: name.to_string(),
+        text: text.to_string(),
+    })
+}
+
+/// Checks the standpoints against this run's reviewers ("관점 인자"): each names a configured
+/// reviewer or one `--reviewers` selected (exactly, case-sensitive), at most once.
+fn check_standpoints(
+    standpoints: &[Standpoint],
+    cfg: &Config,
+    selected: &[SelectedReviewer],
+) -> Result<()> {
+    let mut known: Vec<&str> = cfg
+        .reviewers
+        .value
+        .iter()
+        .map(|r| r.name.value.as_str())
+        .collect();
+    for s in selected {
+        if !known.contains(&s.name()) {
+            known.push(s.name());
+        }
+    }
+    for (i, sp) in standpoints.iter().enumerate() {
+        if !known.contains(&sp.reviewer.as_str()) {
+            return Err(Error::refused(format!(
+                "--standpoint {}: {} is not a reviewer of this run (its reviewers: {})",
+                config::quote(&format!("{}={}", sp.reviewer, sp.text)),
+                config::quote(&sp.reviewer),
+                known.join(", ")
+            )));
+        }
+        if standpoints[..i].iter().any(|o| o.reviewer == sp.reviewer) {
+            return Err(Error::refused(format!(
+                "--standpoint {}: {} already has a standpoint; give each reviewer at most one",
+                config::quote(&format!("{}={}", sp.reviewer, sp.text)),
+                config::quote(&sp.reviewer)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What one reviewer is given: the packet, and in a round with standpoints its own instruction
+/// ("관점 전달"). Without standpoints it is the packet, byte for byte.
+fn reviewer_input(packet: &str, name: &str, standpoints: &[Standpoint]) -> String {
+    if standpoints.is_empty() {
+        return packet.to_string();
+    }
+    let mut s = packet.to_string();
+    match standpoints.iter().find(|sp| sp.reviewer == name) {
+        Some(sp) => {
+            s.push_str(&format!(
+                "\n## Your standpoint\n\nYou are the reviewer {name}. Your standpoint for this round is the risk below. Check every angle while attacking that risk, and report on it in `standpoint_report`: `checked` true and what you checked, or `checked` false and why you could not.\n\n"
+            ));
+            s.push_str(&fenced(&sp.text));
+        }
+        None => s.push_str(&format!(
+            "\n## Your standpoint\n\nYou are the reviewer {name}. You have no standpoint in this round: review the whole change, every angle. Send `standpoint_report` as null.\n"
+        )),
+    }
+    s
 }
 
 pub const STAGES: [&str; 3] = ["plan", "plan-delta", "code"];
@@ -190,13 +404,19 @@ fn base_record(sel: &SelectedReviewer, status: Status, reason: String) -> Review
     }
 }
 
+/// What a reviewer is held to besides the round's head and angles.
+#[derive(Clone, Copy)]
+struct Holding<'a> {
+    head: &'a str,
+    angles: &'a [Angle],
+    /// Whether the round has standpoints (the schema allows `standpoint_report`).
+    round_has_standpoints: bool,
+    /// This reviewer's standpoint, if it was given one (`standpoint_report` is then required).
+    standpoint: Option<&'a str>,
+}
+
 /// Runs one `command` reviewer; other presets are recorded without running (this build).
-fn run_reviewer(
-    sel: &SelectedReviewer,
-    workspace: &Path,
-    head: &str,
-    angles: &[Angle],
-) -> ReviewerRun {
+fn run_reviewer(sel: &SelectedReviewer, workspace: &Path, holding: Holding<'_>) -> ReviewerRun {
     let started = now();
     let name = sel.name().to_string();
     let finish = |mut rec: ReviewerRecord, stdout: String, stderr: String, result| {
@@ -316,10 +536,10 @@ fn run_reviewer(
         return finish(rec, r.stdout_tail, r.stderr_tail, None);
     }
     let ctx = ResultContext {
-        head,
-        requested_angles: angles,
-        round_has_standpoints: false,
-        reviewer_standpoint: None,
+        head: holding.head,
+        requested_angles: holding.angles,
+        round_has_standpoints: holding.round_has_standpoints,
+        reviewer_standpoint: holding.standpoint,
     };
     match result::check_result(&r.stdout_tail, &ctx) {
         Err(invalid) => {
@@ -348,6 +568,10 @@ fn apply_result(rec: &mut ReviewerRecord, res: &result::ReviewerResult) {
         .map(|(a, r)| json!({"angle": a, "reason": r}))
         .collect();
     rec.limits = Some(res.limits.clone());
+    rec.standpoint_report = res
+        .standpoint_report
+        .as_ref()
+        .map(|r| json!({"checked": r.checked, "detail": r.detail}));
     if res.could_not_review() {
         rec.status = Status::Failed.as_str().into();
         rec.reason = "the reviewer answered could_not_review".into();
@@ -518,6 +742,8 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
     let mut cfg = Config::load(&config::Env::from_process(root.clone()))?;
     cfg.add_check_paths(&req.check_paths)?;
     let selected = config::select(&cfg, req.reviewers.as_deref(), &req.models, &req.efforts)?;
+    check_standpoints(&req.standpoints, &cfg, &selected)?;
+    let with_standpoints = !req.standpoints.is_empty();
     let base = store
         .resolve_commit(&req.base)
         .map_err(|e| e.context("--base"))?;
@@ -597,7 +823,7 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
     store.extract_tree(head, &workspace.join("head"))?;
     store.extract_tree(base, &workspace.join("base"))?;
 
-    let schema = result::schema_json(&angles, false);
+    let schema = result::schema_json(&angles, with_standpoints);
     let schema_bytes = record::pretty(&schema);
     let packet = render_packet(
         store,
@@ -615,11 +841,15 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
             rules: &rules,
             criteria: criteria.as_ref().map(|c| (&c.doc, c.contents.as_str())),
             subject: subject.as_ref().map(|c| (&c.doc, c.contents.as_str())),
+            decisions: &req.decisions,
+            standpoints: &req.standpoints,
         },
     )?;
     let packet_sha = sha256_hex(packet.as_bytes());
     store::atomic_write(&workspace.join("packet.md"), packet.as_bytes())?;
     store::atomic_write(&workspace.join("schema.json"), &schema_bytes)?;
+    // Each reviewer's input: recorded as `<reviewer>/input.md` in rounds with standpoints.
+    let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
     for sel in &selected {
         let dir = workspace.join(sel.name());
         std::fs::create_dir_all(&dir).ctx(format!("creating {}", dir.display()))?;
@@ -628,7 +858,11 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
         } else {
             "input.md"
         };
-        store::atomic_write(&dir.join(file), packet.as_bytes())?;
+        let input = reviewer_input(&packet, sel.name(), &req.standpoints);
+        store::atomic_write(&dir.join(file), input.as_bytes())?;
+        if with_standpoints {
+            inputs.push((format!("{}/input.md", sel.name()), input.into_bytes()));
+        }
     }
 
     let started_at = now();
@@ -655,10 +889,14 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
             let handles: Vec<_> = selected
                 .iter()
                 .map(|s| {
-                    let ws = workspace.clone();
-                    let head = head_hex.clone();
-                    let angles = angles.clone();
-                    scope.spawn(move || run_reviewer(s, &ws, &head, &angles))
+                    let holding = Holding {
+                        head: &head_hex,
+                        angles: &angles,
+                        round_has_standpoints: with_standpoints,
+                        standpoint: standpoint_of(&req.standpoints, s.name()),
+                    };
+                    let ws = &workspace;
+                    scope.spawn(move || run_reviewer(s, ws, holding))
                 })
                 .collect();
             handles
@@ -720,7 +958,7 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
         .criteria_ids()
         .map(|s| s.iter().cloned().collect())
         .unwrap_or_default();
-    let round = Round {
+    let mut round = Round {
         schema: record::ROUND_SCHEMA.into(),
         series: series.clone(),
         round: round_name.clone(),
@@ -735,8 +973,16 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
             "angles": angles.iter().map(|a| a.as_str()).collect::<Vec<_>>(),
         }),
         reviewers: runs.iter().map(|r| r.record.clone()).collect(),
-        decisions: Vec::new(),
-        standpoints: Vec::new(),
+        decisions: req
+            .decisions
+            .iter()
+            .map(|d| json!({"decision": d.decision, "quote": d.quote}))
+            .collect(),
+        standpoints: req
+            .standpoints
+            .iter()
+            .map(|s| json!({"reviewer": s.reviewer, "text": s.text}))
+            .collect(),
         standpoints_uncovered: Vec::new(),
         links: json!({
             "rules": rules.iter().map(|(d, _)| doc_facts(d)).collect::<Vec<_>>(),
@@ -754,6 +1000,7 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
         dry_run: req.dry_run,
         warnings: Vec::new(),
     };
+    settle_standpoints(&mut round);
     let summary_md = summary::render(&round, &findings);
     let mut files = vec![
         ("round.json".to_string(), record::pretty(&round)),
@@ -766,6 +1013,7 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
         ),
         ("summary.md".to_string(), summary_md.clone().into_bytes()),
     ];
+    files.extend(inputs);
     for r in &runs {
         if !r.stdout.is_empty() {
             files.push((
@@ -828,6 +1076,60 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
     })
 }
 
+/// The standpoint given to `reviewer`, if any.
+fn standpoint_of<'a>(standpoints: &'a [Standpoint], reviewer: &str) -> Option<&'a str> {
+    standpoints
+        .iter()
+        .find(|s| s.reviewer == reviewer)
+        .map(|s| s.text.as_str())
+}
+
+/// The standpoints recorded in a round (`[{reviewer, text}]`).
+fn recorded_standpoints(round: &Round) -> Vec<Standpoint> {
+    round
+        .standpoints
+        .iter()
+        .filter_map(|v| {
+            Some(Standpoint {
+                reviewer: v.get("reviewer")?.as_str()?.to_string(),
+                text: v.get("text")?.as_str()?.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Brings the standpoint fields of a round in line with its standpoints ("관점 보고와 기록"):
+/// in a round with standpoints every reviewer has `standpoint` and `standpoint_report` (text and
+/// report, or null) and `standpoints_uncovered` lists the reviewers of standpoints that no
+/// completed reviewer covered; in a round without, none of these is written.
+fn settle_standpoints(round: &mut Round) {
+    let standpoints = recorded_standpoints(round);
+    if standpoints.is_empty() {
+        for r in &mut round.reviewers {
+            r.standpoint = None;
+            r.standpoint_report = None;
+        }
+        round.standpoints_uncovered = Vec::new();
+        return;
+    }
+    for r in &mut round.reviewers {
+        r.standpoint = Some(standpoint_of(&standpoints, &r.name).map(str::to_string));
+        if r.standpoint_report.is_none() {
+            r.standpoint_report = Some(Value::Null);
+        }
+    }
+    round.standpoints_uncovered = standpoints
+        .iter()
+        .filter(|s| {
+            !round
+                .reviewers
+                .iter()
+                .any(|r| r.name == s.reviewer && r.status == Status::Completed.as_str())
+        })
+        .map(|s| s.reviewer.clone())
+        .collect();
+}
+
 /// The copies are read-only; make them writable again so the folder can go.
 fn make_writable_and_remove(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
@@ -859,6 +1161,10 @@ struct PacketInput<'a> {
     rules: &'a [(Document, String)],
     criteria: Option<(&'a Document, &'a str)>,
     subject: Option<(&'a Document, &'a str)>,
+    /// The user's decisions (G35); no section without any.
+    decisions: &'a [Decision],
+    /// The round's standpoints; no section without any.
+    standpoints: &'a [Standpoint],
 }
 
 fn fenced(text: &str) -> String {
@@ -910,6 +1216,22 @@ fn render_packet(store: &Store, p: &PacketInput<'_>) -> Result<String> {
     if let Some((d, text)) = p.subject {
         s.push_str(&format!("\n## Subject: {}\n\n", d.name()));
         s.push_str(&fenced(text));
+    }
+    if !p.decisions.is_empty() {
+        s.push_str("\n## Decisions the user made\n\nThe user decided these, in their own words. Do not ask for them to be decided again.\n");
+        for (i, d) in p.decisions.iter().enumerate() {
+            s.push_str(&format!("\n### Decision {}\n\n", i + 1));
+            s.push_str(&fenced(&d.decision));
+            s.push_str("\nThe user's words:\n\n");
+            s.push_str(&fenced(&d.quote));
+        }
+    }
+    if !p.standpoints.is_empty() {
+        s.push_str("\n## Standpoints for this round\n\nEach reviewer below attacks its risk while checking every angle; a reviewer without one reviews the whole change.\n");
+        for sp in p.standpoints {
+            s.push_str(&format!("\n### {}\n\n", sp.reviewer));
+            s.push_str(&fenced(&sp.text));
+        }
     }
     s.push_str("\n## The change\n\n");
     s.push_str(&fenced(&stat));
@@ -980,13 +1302,16 @@ pub fn record_result(
                 .collect()
         })
         .unwrap_or_default();
+    let standpoints = recorded_standpoints(&round);
     let mut rec = round.reviewers[idx].clone();
     rec.started_at = Some(now());
+    // A new result replaces what an earlier one reported.
+    rec.standpoint_report = None;
     let ctx_result = ResultContext {
         head: &round.head,
         requested_angles: &angles,
-        round_has_standpoints: false,
-        reviewer_standpoint: None,
+        round_has_standpoints: round.has_standpoints(),
+        reviewer_standpoint: standpoint_of(&standpoints, reviewer),
     };
     let mut new_findings = Vec::new();
     match result::check_result(&text, &ctx_result) {
@@ -1036,7 +1361,9 @@ pub fn record_result(
         }
     }
     rec.finished_at = Some(now());
-    round.reviewers[idx] = rec.clone();
+    round.reviewers[idx] = rec;
+    settle_standpoints(&mut round);
+    let rec = round.reviewers[idx].clone();
     let mut findings: Vec<Finding> = record::load_findings(store, series, round_name)?
         .into_iter()
         .filter(|f| f.reviewer != reviewer)

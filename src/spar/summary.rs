@@ -10,6 +10,52 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// The `## Standpoints` section of a round with standpoints: each reviewer's standpoint and
+/// report, and the standpoints no completed reviewer covered (waived reviewers included).
+fn standpoints(round: &Round) -> String {
+    let mut s =
+        String::from("\n## Standpoints\n\n| reviewer | standpoint | report |\n|---|---|---|\n");
+    for r in &round.reviewers {
+        let standpoint = r.standpoint.as_ref().and_then(Option::as_deref);
+        let report = r.standpoint_report.as_ref().and_then(|v| {
+            let checked = v.get("checked")?.as_bool()?;
+            let detail = v.get("detail")?.as_str()?;
+            Some(format!(
+                "{}: {}",
+                if checked { "checked" } else { "not checked" },
+                cell(detail)
+            ))
+        });
+        s.push_str(&format!(
+            "| {} | {} | {} |\n",
+            cell(&r.name),
+            standpoint.map_or_else(|| "- (the whole change)".to_string(), cell),
+            report.as_deref().unwrap_or("-")
+        ));
+    }
+    // A standpoint for a reviewer this round did not run.
+    for v in &round.standpoints {
+        let (Some(name), Some(text)) = (
+            v.get("reviewer").and_then(|n| n.as_str()),
+            v.get("text").and_then(|t| t.as_str()),
+        ) else {
+            continue;
+        };
+        if !round.reviewers.iter().any(|r| r.name == name) {
+            s.push_str(&format!("| {} | {} | not run |\n", cell(name), cell(text)));
+        }
+    }
+    if round.standpoints_uncovered.is_empty() {
+        s.push_str("\nEvery standpoint was covered by a completed reviewer.\n");
+    } else {
+        s.push_str(&format!(
+            "\nStandpoints uncovered (no completed reviewer): {}\n",
+            round.standpoints_uncovered.join(", ")
+        ));
+    }
+    s
+}
+
 /// Renders the round.
 pub fn render(round: &Round, findings: &[Finding]) -> String {
     let mut s = format!(
@@ -73,6 +119,9 @@ pub fn render(round: &Round, findings: &[Finding]) -> String {
     if !angles.is_empty() {
         s.push_str("\n## Angles\n\n");
         s.push_str(&angles);
+    }
+    if round.has_standpoints() {
+        s.push_str(&standpoints(round));
     }
     s.push_str(&format!("\n## Findings ({})\n\n", findings.len()));
     if findings.is_empty() {

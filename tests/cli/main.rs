@@ -18,6 +18,7 @@ mod man_pages;
 mod pipeline;
 mod spar_run;
 mod spar_series;
+mod spar_standpoints;
 mod status_gate;
 
 #[test]
