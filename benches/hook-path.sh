@@ -9,7 +9,8 @@
 # Needs hyperfine (apt-get install hyperfine). Prints a table per repository size.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-bin="$here/target/release"
+bin="$here/target/x86_64-unknown-linux-gnu/release"   # .cargo/config.toml sets the build target
+[ -x "$bin/git-rails" ] || bin="$here/target/release"
 [ -x "$bin/git-rails" ] || { echo "bench: build first: cargo build --release" >&2; exit 1; }
 command -v hyperfine >/dev/null || { echo "bench: needs hyperfine (apt-get install hyperfine)" >&2; exit 1; }
 export PATH="$bin:$PATH" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{load, next_command, spec_changed, CriterionStatus, Proof};
+use super::{load_view, next_command, spec_changed, CriterionStatus, Proof};
 use crate::contract::{self, validate::glob_matcher};
 use crate::error::{Error, Result};
 use crate::store::{ObjectId, Store};
@@ -85,17 +85,18 @@ pub fn evaluate_tree(
     commit_tree: Option<ObjectId>,
 ) -> Result<Report> {
     let frozen = contract::require_newest(store, sprint)?;
-    let (state, _) = load(store, sprint)?;
+    let criteria_state = load_view(store, sprint)?;
     let mut criteria = Vec::new();
     let mut missing = Vec::new();
     let mut no_receipt = Vec::new();
     let mut stale_ids = Vec::new();
     for check in &frozen.contract.dod.checks {
         let proof = Proof::of(check.kind);
-        let c = state.criteria.get(&check.id);
+        let c = criteria_state.get(&check.id);
         let status = c.map(|c| c.status).unwrap_or(CriterionStatus::Pending);
-        let needs_reopen =
-            c.is_some_and(|c| c.status != CriterionStatus::Pending && spec_changed(c, check));
+        let needs_reopen = c.is_some_and(|c| {
+            c.status != CriterionStatus::Pending && spec_changed(c.proven_spec.as_ref(), check)
+        });
         let mut stale = None;
         if let (Some(c), Some(tree)) = (c, commit_tree) {
             if c.status == CriterionStatus::Surfaced {
@@ -127,7 +128,7 @@ pub fn evaluate_tree(
                 }
             }
         }
-        let receipts = c.map(|c| c.cleanup_receipts.len()).unwrap_or(0);
+        let receipts = c.map(|c| c.cleanup_receipts).unwrap_or(0);
         let id = &check.id;
         if needs_reopen {
             missing.push(Step {
@@ -144,7 +145,7 @@ pub fn evaluate_tree(
             missing.push(Step {
                 criterion: id.clone(),
                 reason: format!("is {}", status.as_str()),
-                command: next_command(sprint, id, c, proof),
+                command: next_command(sprint, id, status, proof),
             });
         } else {
             if proof == Proof::Check && receipts == 0 {
@@ -152,7 +153,7 @@ pub fn evaluate_tree(
                 missing.push(Step {
                     criterion: id.clone(),
                     reason: "has no teardown receipt".into(),
-                    command: next_command(sprint, id, c, proof),
+                    command: next_command(sprint, id, status, proof),
                 });
             }
             if let Some(paths) = &stale {

@@ -181,6 +181,65 @@ pub fn spec_value(check: &Check) -> Value {
     serde_json::json!({"kind": check.kind, "spec": check.spec})
 }
 
+/// What the gate reads of a criterion: statuses, record ids and the receipts' count, without
+/// building every receipt (a sprint can hold thousands; the hooks read this on every push).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CriterionView {
+    pub proof: Proof,
+    pub status: CriterionStatus,
+    pub cycle: u32,
+    #[serde(default)]
+    pub proven_spec: Option<Value>,
+    #[serde(default)]
+    pub red: Option<RecordId>,
+    #[serde(default)]
+    pub green: Option<RecordId>,
+    #[serde(default)]
+    pub surface: Option<RecordId>,
+    #[serde(default, deserialize_with = "count_items")]
+    pub cleanup_receipts: usize,
+    #[serde(default)]
+    pub binding: Option<Binding>,
+}
+
+/// A record's id, the rest of it skipped.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RecordId {
+    #[serde(default)]
+    pub id: Option<String>,
+}
+
+fn count_items<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<usize, D::Error> {
+    let items: Vec<serde::de::IgnoredAny> = Deserialize::deserialize(d)?;
+    Ok(items.len())
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct StateView {
+    criteria: BTreeMap<String, CriterionView>,
+}
+
+/// The criteria as the gate reads them (see [`CriterionView`]); empty when nothing was recorded.
+pub fn load_view(store: &Store, sprint: &str) -> Result<BTreeMap<String, CriterionView>> {
+    let Some(tip) = store.ref_target(&evidence_ref(sprint))? else {
+        return Ok(BTreeMap::new());
+    };
+    let bytes = store.read_file(tip, STATE_FILE)?.ok_or_else(|| {
+        Error::internal(format!(
+            "{} at {tip} has no {STATE_FILE}; the record is damaged",
+            evidence_ref(sprint)
+        ))
+    })?;
+    let view: StateView = serde_json::from_slice(&bytes).map_err(|e| {
+        Error::internal(format!(
+            "{} at {tip}: {STATE_FILE} is not a rails-evidence/v1 state: {e}",
+            evidence_ref(sprint)
+        ))
+    })?;
+    Ok(view.criteria)
+}
+
 /// The state as of the tip of the evidence ref (empty when nothing was recorded), with its tip.
 pub fn load(store: &Store, sprint: &str) -> Result<(State, Option<ObjectId>)> {
     let Some(tip) = store.ref_target(&evidence_ref(sprint))? else {
@@ -207,8 +266,8 @@ pub fn criterion_view<'a>(state: &'a State, check: &Check) -> Option<&'a Criteri
 }
 
 /// True when the criterion's proven subject differs from the contract's check.
-pub fn spec_changed(c: &Criterion, check: &Check) -> bool {
-    match &c.proven_spec {
+pub fn spec_changed(proven_spec: Option<&Value>, check: &Check) -> bool {
+    match proven_spec {
         Some(v) => *v != spec_value(check),
         None => false,
     }
@@ -265,8 +324,7 @@ fn q(s: &str) -> String {
 }
 
 /// The command that moves a criterion on from where it is.
-pub fn next_command(sprint: &str, id: &str, c: Option<&Criterion>, proof: Proof) -> String {
-    let status = c.map(|c| c.status).unwrap_or(CriterionStatus::Pending);
+pub fn next_command(sprint: &str, id: &str, status: CriterionStatus, proof: Proof) -> String {
     match (status, proof) {
         (CriterionStatus::Pending, Proof::Review) => format!(
             "git rails evidence surface {sprint} {id} --note \"<where a person sees it>\""
@@ -370,7 +428,7 @@ fn check_allowed(req: &Request<'_>, c: &Criterion, check: &Check) -> Result<()> 
                     "Reopen needs a note saying what changed, so the archived cycle explains itself: git rails evidence reopen {sprint} {id} --note \"<what changed>\""
                 )));
             }
-            let changed = spec_changed(c, check);
+            let changed = spec_changed(c.proven_spec.as_ref(), check);
             match status {
                 Surfaced => Ok(()),
                 Red | Green if changed => Ok(()),
@@ -378,12 +436,12 @@ fn check_allowed(req: &Request<'_>, c: &Criterion, check: &Check) -> Result<()> 
                     "Criterion {} is {}; only a surfaced criterion is reopened (or one whose check changed in a newer contract version). Next: {}",
                     q(id),
                     status.as_str(),
-                    next_command(sprint, id, Some(c), c.proof)
+                    next_command(sprint, id, c.status, c.proof)
                 ))),
             }
         }
         Transition::Recheck => match status {
-            Surfaced if spec_changed(c, check) => Err(Error::refused(format!(
+            Surfaced if spec_changed(c.proven_spec.as_ref(), check) => Err(Error::refused(format!(
                 "The check of criterion {} changed in a newer contract version: its subject changed, so a recheck would prove something else. Reopen it and earn RED again: git rails evidence reopen {sprint} {id} --note \"<what changed>\"",
                 q(id)
             ))),
@@ -392,7 +450,7 @@ fn check_allowed(req: &Request<'_>, c: &Criterion, check: &Check) -> Result<()> 
                 "Criterion {} is {}; recheck re-binds a surfaced criterion to a newer tree. Next: {}",
                 q(id),
                 status.as_str(),
-                next_command(sprint, id, Some(c), c.proof)
+                next_command(sprint, id, c.status, c.proof)
             ))),
         },
     }

@@ -176,12 +176,30 @@ impl Store {
     fn from_repo(mut repo: gix::Repository) -> Store {
         // Records are written even where no git identity is configured (a fresh CI machine):
         // gix's notes need one, so the tool's own stands in, in memory only.
-        if repo.committer().is_none() || repo.author().is_none() {
+        // (Asking gix for the committer would compute "now" in the local time zone, which
+        // walks the zoneinfo database: too slow for a hook, so the configuration is read.)
+        let missing: Vec<&str> = [
+            (
+                "user.name",
+                ["GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"],
+                "user.name=git-rails",
+            ),
+            (
+                "user.email",
+                ["GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"],
+                "user.email=git-rails@localhost",
+            ),
+        ]
+        .into_iter()
+        .filter(|(key, vars, _)| {
+            repo.config_snapshot().string(*key).is_none()
+                && !vars.iter().all(|v| std::env::var_os(v).is_some())
+        })
+        .map(|(_, _, fallback)| fallback)
+        .collect();
+        if !missing.is_empty() {
             let mut cfg = repo.config_snapshot_mut();
-            let _ = cfg.append_config(
-                ["user.name=git-rails", "user.email=git-rails@localhost"],
-                gix::config::Source::Api,
-            );
+            let _ = cfg.append_config(missing, gix::config::Source::Api);
             let _ = cfg.commit();
         }
         let git_dir = absolute(repo.git_dir());
