@@ -176,12 +176,21 @@ pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> 
     let require_sprint = config_true(store, "rails.requireSprint");
     let require_spar = config_true(store, "spar.requireGate");
     let mut blocked = false;
-    let remote_tips: HashSet<ObjectId> = store
-        .refs_under(&format!("refs/remotes/{remote}/"))
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(_, id)| id)
-        .collect();
+    // The remote's tracking refs bound the walk for trailers; read only when a branch has no
+    // sprint bound (the common case reads nothing but its own records).
+    let remote_tips: std::cell::OnceCell<HashSet<ObjectId>> = std::cell::OnceCell::new();
+    let tips = || -> HashSet<ObjectId> {
+        remote_tips
+            .get_or_init(|| {
+                store
+                    .refs_under(&format!("refs/remotes/{remote}/"))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(_, id)| id)
+                    .collect()
+            })
+            .clone()
+    };
     for l in &lines {
         if is_zero(&l.local_oid) || is_record_ref(&l.remote_ref) {
             continue;
@@ -200,7 +209,7 @@ pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> 
             }
         }
         if sprints.is_empty() {
-            let mut stop = remote_tips.clone();
+            let mut stop = tips();
             if !is_zero(&l.remote_oid) {
                 if let Ok(r) = ObjectId::from_hex(l.remote_oid.as_bytes()) {
                     stop.insert(r);
