@@ -3,6 +3,7 @@
 //! the last bytes of stdout and stderr kept.
 
 use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
@@ -86,7 +87,13 @@ pub fn run_shell(
 
 /// Runs `argv` (no shell) in `cwd` in its own process group, writing `stdin` to it, with a
 /// timeout that kills the group. Keeps up to 8 MiB of stdout (an actor's whole answer).
-pub fn run_argv(argv: &[String], cwd: &Path, stdin: &[u8], timeout: Duration) -> RunResult {
+pub fn run_argv(
+    argv: &[String],
+    cwd: &Path,
+    env: &[(&str, &str)],
+    stdin: &[u8],
+    timeout: Duration,
+) -> RunResult {
     let start = Instant::now();
     let Some((program, args)) = argv.split_first() else {
         return not_started(start, "empty command".into());
@@ -94,6 +101,7 @@ pub fn run_argv(argv: &[String], cwd: &Path, stdin: &[u8], timeout: Duration) ->
     let mut cmd = Command::new(program);
     cmd.args(args)
         .current_dir(cwd)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -171,6 +179,35 @@ fn finish(
     }
 }
 
+/// Replaces each `{name}` of `values` anywhere inside `arg`, in one pass: a substituted value is
+/// never searched again (a work dir named `x{sprint}` stays as it is), and any other `{…}` is
+/// left alone. Shared by the pipeline's actors and spar's command reviewers.
+pub fn substitute_placeholders(arg: &str, values: &[(&str, &OsStr)]) -> OsString {
+    let mut out = OsString::new();
+    let mut rest = arg;
+    while let Some(i) = rest.find('{') {
+        out.push(&rest[..i]);
+        let tail = &rest[i + 1..];
+        let hit = values.iter().find_map(|(name, v)| {
+            tail.strip_prefix(name)
+                .and_then(|after| after.strip_prefix('}'))
+                .map(|after| (after, v))
+        });
+        match hit {
+            Some((after, v)) => {
+                out.push(v);
+                rest = after;
+            }
+            None => {
+                out.push("{");
+                rest = tail;
+            }
+        }
+    }
+    out.push(rest);
+    out
+}
+
 /// The result of a command that could not be started.
 fn not_started(start: Instant, why: String) -> RunResult {
     RunResult {
@@ -222,4 +259,27 @@ fn spawn_reader<R: Read + Send + 'static>(
         }
         let _ = tx.send((which, kept));
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::substitute_placeholders;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn placeholders_are_replaced_once() {
+        let v = [
+            ("sprint", OsStr::new("S-1")),
+            ("workdir", OsStr::new("/w/{sprint}")),
+        ];
+        assert_eq!(
+            substitute_placeholders("{workdir}:{sprint}", &v),
+            "/w/{sprint}:S-1"
+        );
+        assert_eq!(
+            substitute_placeholders("{other} {sprint", &v),
+            "{other} {sprint"
+        );
+        assert_eq!(substitute_placeholders("x{{sprint}}", &v), "x{S-1}");
+    }
 }

@@ -9,7 +9,6 @@ pub mod config;
 pub mod handoff;
 pub mod notify;
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
@@ -487,14 +486,6 @@ enum Answer {
     Timeout(String),
 }
 
-fn substitute(arg: &str, vars: &BTreeMap<&str, String>) -> String {
-    let mut out = arg.to_string();
-    for (k, v) in vars {
-        out = out.replace(&format!("{{{k}}}"), v);
-    }
-    out
-}
-
 fn spawn_actor(
     root: &Path,
     cfg: &PipelineConfig,
@@ -505,17 +496,30 @@ fn spawn_actor(
     stdin: &[u8],
 ) -> Answer {
     let ac = cfg.actor(actor);
-    let vars: BTreeMap<&str, String> = [
-        ("role", actor.as_str().to_string()),
-        ("sprint", sprint.to_string()),
-        ("contract", contract_id.to_string()),
-        ("workdir", root.display().to_string()),
-        ("attempt", attempt.to_string()),
-    ]
-    .into_iter()
-    .collect();
-    let argv: Vec<String> = ac.command.iter().map(|a| substitute(a, &vars)).collect();
-    let r = crate::process::run_argv(&argv, root, stdin, Duration::from_secs(ac.timeout_seconds));
+    let attempt = attempt.to_string();
+    let vars: [(&str, &std::ffi::OsStr); 5] = [
+        ("role", actor.as_str().as_ref()),
+        ("sprint", sprint.as_ref()),
+        ("contract", contract_id.as_ref()),
+        ("workdir", root.as_os_str()),
+        ("attempt", attempt.as_ref()),
+    ];
+    let argv: Vec<String> = ac
+        .command
+        .iter()
+        .map(|a| {
+            crate::process::substitute_placeholders(a, &vars)
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let r = crate::process::run_argv(
+        &argv,
+        root,
+        &[],
+        stdin,
+        Duration::from_secs(ac.timeout_seconds),
+    );
     if r.timed_out {
         return Answer::Timeout(format!(
             "{} gave no answer within {} s; its process group was killed",

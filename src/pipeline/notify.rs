@@ -2,9 +2,7 @@
 //! instead of it. A notifier that fails or hangs is logged and skipped; it never blocks or
 //! changes the pipeline.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -62,43 +60,32 @@ fn content(n: &NotifyConfig, event: &Event) -> String {
 }
 
 fn send_command(n: &NotifyConfig, event: &Event) -> Result<(), String> {
-    let argv = n.command.as_deref().unwrap_or_default();
-    let Some((program, args)) = argv.split_first() else {
-        return Err("no command".into());
-    };
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .env("RAILS_NOTIFY_MESSAGE", content(n, event))
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("cannot start {program}: {e}"))?;
+    let argv = n.command.clone().unwrap_or_default();
+    let program = argv.first().cloned().ok_or("no command")?;
     let body = serde_json::to_vec(event).map_err(|e| e.to_string())?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(&body);
+    let message = content(n, event);
+    let timeout = Duration::from_secs(n.timeout_seconds.max(1));
+    let r = crate::process::run_argv(
+        &argv,
+        std::path::Path::new("."),
+        &[("RAILS_NOTIFY_MESSAGE", message.as_str())],
+        &body,
+        timeout,
+    );
+    if let Some(e) = r.spawn_error {
+        return Err(format!("cannot start {e}"));
     }
-    let deadline = Instant::now() + Duration::from_secs(n.timeout_seconds.max(1));
-    loop {
-        match child.try_wait() {
-            Ok(Some(s)) if s.success() => return Ok(()),
-            Ok(Some(s)) => return Err(format!("{program} exited with {s}")),
-            Ok(None) if Instant::now() >= deadline => {
-                crate::process::kill_group(child.id() as i32);
-                let _ = child.wait();
-                return Err(format!(
-                    "{program} did not finish within {} s and was killed",
-                    n.timeout_seconds
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => return Err(e.to_string()),
-        }
+    if r.timed_out {
+        return Err(format!(
+            "{program} did not finish within {} s and was killed",
+            n.timeout_seconds
+        ));
+    }
+    match r.exit_code {
+        Some(0) => Ok(()),
+        _ => Err(format!("{program} ended with {}", r.describe())),
     }
 }
-
-use std::os::unix::process::CommandExt;
 
 fn send_webhook(n: &NotifyConfig, event: &Event) -> Result<(), String> {
     let url = n.url.as_deref().unwrap_or_default();

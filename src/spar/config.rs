@@ -2461,32 +2461,14 @@ pub fn substitute_argv(argv: &[String], values: &Placeholders<'_>) -> Vec<OsStri
 }
 
 fn substitute(arg: &str, values: &Placeholders<'_>) -> OsString {
-    let mut out = OsString::new();
-    let mut rest = arg;
-    while let Some(i) = rest.find('{') {
-        out.push(&rest[..i]);
-        let tail = &rest[i..];
-        let placeholders = [
-            ("{prompt}", values.prompt),
-            ("{workspace}", values.workspace),
-            ("{schema}", values.schema),
-        ];
-        match placeholders
-            .iter()
-            .find_map(|(p, v)| tail.strip_prefix(p).map(|after| (after, v)))
-        {
-            Some((after, v)) => {
-                out.push(v);
-                rest = after;
-            }
-            None => {
-                out.push("{");
-                rest = &tail[1..];
-            }
-        }
-    }
-    out.push(rest);
-    out
+    crate::process::substitute_placeholders(
+        arg,
+        &[
+            ("prompt", values.prompt),
+            ("workspace", values.workspace),
+            ("schema", values.schema),
+        ],
+    )
 }
 
 /// Finds a reviewer's executable (G14). A value containing `/` is that path: missing →

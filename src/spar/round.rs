@@ -493,7 +493,7 @@ fn run_reviewer(sel: &SelectedReviewer, workspace: &Path, holding: Holding<'_>) 
             .map(|a| a.to_string_lossy().into_owned()),
     );
     let timeout = Duration::from_secs(sel.timeout_seconds());
-    let r = crate::process::run_argv(&full, workspace, b"", timeout);
+    let r = crate::process::run_argv(&full, workspace, &[], b"", timeout);
     let attempt = json!({
         "started_at": started,
         "exit_code": r.exit_code,
