@@ -222,28 +222,26 @@ struct StateView {
 
 /// The criteria as the gate reads them (see [`CriterionView`]); empty when nothing was recorded.
 pub fn load_view(store: &Store, sprint: &str) -> Result<BTreeMap<String, CriterionView>> {
-    let Some(tip) = store.ref_target(&evidence_ref(sprint))? else {
-        return Ok(BTreeMap::new());
-    };
-    let bytes = store.read_file(tip, STATE_FILE)?.ok_or_else(|| {
-        Error::internal(format!(
-            "{} at {tip} has no {STATE_FILE}; the record is damaged",
-            evidence_ref(sprint)
-        ))
-    })?;
-    let view: StateView = serde_json::from_slice(&bytes).map_err(|e| {
-        Error::internal(format!(
-            "{} at {tip}: {STATE_FILE} is not a rails-evidence/v1 state: {e}",
-            evidence_ref(sprint)
-        ))
-    })?;
-    Ok(view.criteria)
+    Ok(read_state::<StateView>(store, sprint)?
+        .map(|(v, _)| v.criteria)
+        .unwrap_or_default())
 }
 
 /// The state as of the tip of the evidence ref (empty when nothing was recorded), with its tip.
 pub fn load(store: &Store, sprint: &str) -> Result<(State, Option<ObjectId>)> {
+    Ok(match read_state::<State>(store, sprint)? {
+        Some((state, tip)) => (state, Some(tip)),
+        None => (State::new(sprint), None),
+    })
+}
+
+/// `state.json` at the tip of the evidence ref, read as `T`; None when nothing was recorded.
+fn read_state<T: serde::de::DeserializeOwned>(
+    store: &Store,
+    sprint: &str,
+) -> Result<Option<(T, ObjectId)>> {
     let Some(tip) = store.ref_target(&evidence_ref(sprint))? else {
-        return Ok((State::new(sprint), None));
+        return Ok(None);
     };
     let bytes = store.read_file(tip, STATE_FILE)?.ok_or_else(|| {
         Error::internal(format!(
@@ -251,18 +249,13 @@ pub fn load(store: &Store, sprint: &str) -> Result<(State, Option<ObjectId>)> {
             evidence_ref(sprint)
         ))
     })?;
-    let state: State = serde_json::from_slice(&bytes).map_err(|e| {
+    let state: T = serde_json::from_slice(&bytes).map_err(|e| {
         Error::internal(format!(
             "{} at {tip}: {STATE_FILE} is not a rails-evidence/v1 state: {e}",
             evidence_ref(sprint)
         ))
     })?;
-    Ok((state, Some(tip)))
-}
-
-/// The view of one criterion against the newest contract.
-pub fn criterion_view<'a>(state: &'a State, check: &Check) -> Option<&'a Criterion> {
-    state.criteria.get(&check.id)
+    Ok(Some((state, tip)))
 }
 
 /// True when the criterion's proven subject differs from the contract's check.
