@@ -31,6 +31,11 @@ impl std::fmt::Display for Run {
 }
 
 impl Run {
+    /// Runs `cmd` to its end.
+    pub fn of(cmd: &mut std::process::Command) -> Run {
+        Run::from(cmd.output().unwrap())
+    }
+
     fn from(out: Output) -> Run {
         Run {
             code: out.status.code().unwrap_or(-1),
@@ -199,6 +204,17 @@ impl TestRepo {
             cmd.env(k, v);
         }
         Run::from(cmd.output().unwrap())
+    }
+
+    /// One of the binaries under test (`git-rails`, `git-spar`), in the repository, with the
+    /// hermetic environment every test uses; the caller adds its own variables.
+    pub fn command(&self, program: &str) -> std::process::Command {
+        let mut cmd = std::process::Command::new(bin(program));
+        self.env(&mut cmd);
+        for var in ["SPAR_CONFIG", "XDG_CONFIG_HOME"] {
+            cmd.env_remove(var);
+        }
+        cmd
     }
 
     /// Runs `git-rails` from a subfolder of the work tree.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use crate::harness::{bin, Run, TestRepo};
+use crate::harness::{Run, TestRepo};
 
 const ANGLES: [&str; 5] = [
     "correctness",
@@ -109,38 +109,8 @@ impl Fixture {
 
     /// Runs `git-spar` with `extra` set and the variables in `remove` unset.
     fn spar_with(&self, args: &[&str], extra: &[(&str, &str)], remove: &[&str]) -> Run {
-        let cwd = self.repo.path();
-        let mut cmd = std::process::Command::new(bin("git-spar"));
-        cmd.args(args);
-        for var in [
-            "GIT_DIR",
-            "GIT_WORK_TREE",
-            "GIT_INDEX_FILE",
-            "GIT_NOTES_REF",
-            "VISUAL",
-            "EDITOR",
-            "SPAR_CONFIG",
-            "XDG_CONFIG_HOME",
-        ] {
-            cmd.env_remove(var);
-        }
-        let bins = bin("git-spar").parent().unwrap().to_path_buf();
-        let path = format!(
-            "{}:{}",
-            bins.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
-        cmd.current_dir(cwd)
-            .env("PATH", path)
-            .env("HOME", self.repo.home.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "Test Author")
-            .env("GIT_AUTHOR_EMAIL", "author@example.invalid")
-            .env("GIT_COMMITTER_NAME", "Test Committer")
-            .env("GIT_COMMITTER_EMAIL", "committer@example.invalid")
-            .env("NO_COLOR", "1")
-            .env("TZ", "UTC")
+        let mut cmd = self.repo.command("git-spar");
+        cmd.args(args)
             .env("SPAR_CONFIG", self.user_file())
             .env("XDG_CONFIG_HOME", self.tmp("xdg"));
         for (k, v) in extra {
@@ -149,12 +119,7 @@ impl Fixture {
         for k in remove {
             cmd.env_remove(k);
         }
-        let out = cmd.output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Run::of(&mut cmd)
     }
 
     fn spar(&self, args: &[&str]) -> Run {

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-use crate::harness::{bin, Run, TestRepo};
+use crate::harness::{Run, TestRepo};
 
 const ANGLES: [&str; 5] = [
     "correctness",
@@ -81,36 +81,15 @@ impl Fixture {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(bin("git-spar"));
-        cmd.args(args);
-        for var in [
-            "GIT_DIR",
-            "GIT_WORK_TREE",
-            "GIT_INDEX_FILE",
-            "GIT_NOTES_REF",
-            "SPAR_CONFIG",
-            "XDG_CONFIG_HOME",
-        ] {
-            cmd.env_remove(var);
-        }
-        cmd.current_dir(self.repo.path())
-            .env("HOME", self.repo.home.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("NO_COLOR", "1")
-            .env("TZ", "UTC")
+        let mut cmd = self.repo.command("git-spar");
+        cmd.args(args)
             .env("SPAR_CONFIG", self.tmp("user.toml"))
             .env("XDG_CONFIG_HOME", self.tmp("xdg"));
         cmd
     }
 
     fn spar(&self, args: &[&str]) -> Run {
-        let out = self.command(args).output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Run::of(&mut self.command(args))
     }
 
     fn run(&self, series: &str, extra: &[&str]) -> Run {

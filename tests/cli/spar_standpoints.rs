@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use crate::harness::{bin, Run, TestRepo};
+use crate::harness::{Run, TestRepo};
 
 const ANGLES: [&str; 5] = [
     "correctness",
@@ -105,36 +105,11 @@ impl Fixture {
 
     /// Runs `git-spar` with raw arguments in the hermetic environment.
     fn spar_os(&self, args: &[OsString]) -> Run {
-        let mut cmd = std::process::Command::new(bin("git-spar"));
-        cmd.args(args);
-        for var in [
-            "GIT_DIR",
-            "GIT_WORK_TREE",
-            "GIT_INDEX_FILE",
-            "GIT_NOTES_REF",
-            "SPAR_CONFIG",
-            "XDG_CONFIG_HOME",
-        ] {
-            cmd.env_remove(var);
-        }
-        cmd.current_dir(self.repo.path())
-            .env("HOME", self.repo.home.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "Test Author")
-            .env("GIT_AUTHOR_EMAIL", "author@example.invalid")
-            .env("GIT_COMMITTER_NAME", "Test Committer")
-            .env("GIT_COMMITTER_EMAIL", "committer@example.invalid")
-            .env("NO_COLOR", "1")
-            .env("TZ", "UTC")
+        let mut cmd = self.repo.command("git-spar");
+        cmd.args(args)
             .env("SPAR_CONFIG", self.tmp("user.toml"))
             .env("XDG_CONFIG_HOME", self.tmp("xdg"));
-        let out = cmd.output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Run::of(&mut cmd)
     }
 
     /// `git spar run --base <base> --series <series> <extra…>`.
