@@ -128,10 +128,14 @@ pub struct Criterion {
     pub green: Option<Record>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub surface: Option<Record>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub rechecks: Vec<Record>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cleanup_receipts: Vec<Record>,
+    /// How many rechecks this cycle holds; each is its own `recheck-N.json` in the cycle's folder.
+    #[serde(default, skip_serializing_if = "is_zero", deserialize_with = "count")]
+    pub rechecks: usize,
+    /// How many cleanup receipts this cycle holds; each is its own `cleanup-N.json` in the
+    /// cycle's folder. Only the count lives in `state.json`, which every hook reads: a sprint
+    /// can hold thousands of receipts.
+    #[serde(default, skip_serializing_if = "is_zero", deserialize_with = "count")]
+    pub cleanup_receipts: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub binding: Option<Binding>,
     /// How many cycles were archived by reopen (their records stay under `cycles/`).
@@ -149,8 +153,8 @@ impl Criterion {
             red: None,
             green: None,
             surface: None,
-            rechecks: Vec::new(),
-            cleanup_receipts: Vec::new(),
+            rechecks: 0,
+            cleanup_receipts: 0,
             binding: None,
             archived_cycles: 0,
         }
@@ -197,7 +201,7 @@ pub struct CriterionView {
     pub green: Option<RecordId>,
     #[serde(default)]
     pub surface: Option<RecordId>,
-    #[serde(default, deserialize_with = "count_items")]
+    #[serde(default, deserialize_with = "count")]
     pub cleanup_receipts: usize,
     #[serde(default)]
     pub binding: Option<Binding>,
@@ -210,9 +214,23 @@ pub struct RecordId {
     pub id: Option<String>,
 }
 
-fn count_items<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<usize, D::Error> {
-    let items: Vec<serde::de::IgnoredAny> = Deserialize::deserialize(d)?;
-    Ok(items.len())
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// A count of records: a number, or (in states written before receipts moved to their own
+/// files) the array of the records themselves.
+fn count<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<usize, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Count {
+        Number(usize),
+        Items(Vec<serde::de::IgnoredAny>),
+    }
+    Ok(match Count::deserialize(d)? {
+        Count::Number(n) => n,
+        Count::Items(items) => items.len(),
+    })
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -603,8 +621,8 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
 
         // The record's own file, and its blob id as its short name.
         let stem = match req.transition {
-            Transition::Cleanup => format!("{base}/cleanup-{}", c.cleanup_receipts.len() + 1),
-            Transition::Recheck => format!("{base}/recheck-{}", c.rechecks.len() + 1),
+            Transition::Cleanup => format!("{base}/cleanup-{}", c.cleanup_receipts + 1),
+            Transition::Recheck => format!("{base}/recheck-{}", c.rechecks + 1),
             t => format!("{base}/{}", t.as_str()),
         };
         if let Some(log) = captured_log {
@@ -622,8 +640,8 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
             Transition::Red => c.red = Some(record.clone()),
             Transition::Green => c.green = Some(record.clone()),
             Transition::Surface => c.surface = Some(record.clone()),
-            Transition::Recheck => c.rechecks.push(record.clone()),
-            Transition::Cleanup => c.cleanup_receipts.push(record.clone()),
+            Transition::Recheck => c.rechecks += 1,
+            Transition::Cleanup => c.cleanup_receipts += 1,
             Transition::Reopen => {
                 // The cycle stays in the tree under cycles/<id>/<n>/; the state starts anew.
                 let archived = c.archived_cycles + 1;
@@ -723,5 +741,40 @@ fn refuse_outcome(req: &Request<'_>, check: &Check, o: &checks::Outcome) -> Resu
             let _ = check;
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn receipts_and_rechecks_are_counts_and_older_arrays_still_read() {
+        let older = r#"{"schema":"rails-evidence/v1","sprint":"S","criteria":{"c1":{
+            "proof":"check","status":"surfaced","cycle":1,
+            "rechecks":[{"transition":"recheck","at":"t","contractVersion":"v1"}],
+            "cleanupReceipts":[{"transition":"cleanup","at":"t","contractVersion":"v1"},
+                               {"transition":"cleanup","at":"t","contractVersion":"v1"}]}}}"#;
+        let state: State = serde_json::from_str(older).unwrap();
+        let c1 = &state.criteria["c1"];
+        assert_eq!((c1.rechecks, c1.cleanup_receipts), (1, 2));
+        let view: StateView = serde_json::from_str(older).unwrap();
+        assert_eq!(view.criteria["c1"].cleanup_receipts, 2);
+
+        let written = serde_json::to_value(&state).unwrap();
+        assert_eq!(written["criteria"]["c1"]["cleanupReceipts"], 2);
+        assert_eq!(written["criteria"]["c1"]["rechecks"], 1);
+        let again: State = serde_json::from_value(written).unwrap();
+        assert_eq!(again, state);
+
+        let mut fresh = Criterion::new(Proof::Check);
+        assert!(serde_json::to_value(&fresh)
+            .unwrap()
+            .get("cleanupReceipts")
+            .is_none());
+        fresh.cleanup_receipts = 3;
+        let view: CriterionView =
+            serde_json::from_value(serde_json::to_value(&fresh).unwrap()).unwrap();
+        assert_eq!(view.cleanup_receipts, 3);
     }
 }

@@ -38,14 +38,19 @@ fn cleanup_cmd(repo: &TestRepo, note: &str) -> Command {
 fn receipts(repo: &TestRepo) -> Vec<String> {
     let state: serde_json::Value =
         serde_json::from_str(&repo.git(&["show", "refs/rails/evidence/S:state.json"])).unwrap();
-    state["criteria"]["c1"]["cleanupReceipts"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|r| r["note"].as_str().unwrap().to_string())
-                .collect()
+    let count = state["criteria"]["c1"]["cleanupReceipts"]
+        .as_u64()
+        .unwrap_or(0);
+    (1..=count)
+        .map(|n| {
+            let file = repo.git(&[
+                "show",
+                &format!("refs/rails/evidence/S:cycles/c1/1/cleanup-{n}.json"),
+            ]);
+            let receipt: serde_json::Value = serde_json::from_str(&file).unwrap();
+            receipt["note"].as_str().unwrap().to_string()
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 #[test]
