@@ -310,8 +310,43 @@ pub fn command() -> clap::Command {
     <RailsCli as clap::CommandFactory>::command()
 }
 
+/// The hot path: `git rails hook …` and `git rails gate` run on every push and commit, and
+/// building clap's whole command tree is a sixth of what they cost, so they are parsed by a
+/// command that holds only them. The test `hot_commands_parse_and_help_as_the_full_one` holds
+/// their help and parsing equal to the full command's.
+#[derive(Debug, Parser)]
+#[command(name = "git-rails", bin_name = "git rails", version)]
+struct HotCli {
+    #[command(subcommand)]
+    command: HotCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum HotCommand {
+    /// Exit 0 when the sprint is done, 2 when not (with each missing step), other codes when
+    /// it could not decide
+    Gate(GateArgs),
+    /// What the installed hook scripts run (git passes the arguments and stdin)
+    #[command(subcommand)]
+    Hook(HookCommand),
+}
+
+fn parse_args(args: Vec<std::ffi::OsString>) -> std::result::Result<RailsCli, ExitCode> {
+    let hot = matches!(args.get(1).and_then(|a| a.to_str()), Some("gate" | "hook"));
+    if hot {
+        let cli = super::parse::<HotCli>(args)?;
+        return Ok(RailsCli {
+            command: match cli.command {
+                HotCommand::Gate(a) => RailsCommand::Gate(a),
+                HotCommand::Hook(h) => RailsCommand::Hook(h),
+            },
+        });
+    }
+    super::parse::<RailsCli>(args)
+}
+
 pub fn main() -> ExitCode {
-    let cli = match super::parse::<RailsCli>(std::env::args_os()) {
+    let cli = match parse_args(std::env::args_os().collect()) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -1138,4 +1173,50 @@ fn cmd_list(a: ListArgs) -> Result<Outcome> {
         );
     }
     Ok(Outcome::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn help_of(mut cmd: clap::Command, path: &[&str]) -> String {
+        cmd.build();
+        let mut c = &mut cmd;
+        for name in path {
+            c = c.find_subcommand_mut(name).unwrap();
+        }
+        c.render_long_help().to_string()
+    }
+
+    #[test]
+    fn hot_commands_parse_and_help_as_the_full_one() {
+        for path in [
+            &["gate"][..],
+            &["hook"],
+            &["hook", "pre-push"],
+            &["hook", "commit-msg"],
+            &["hook", "pre-receive"],
+            &["hook", "agent-stop"],
+        ] {
+            assert_eq!(
+                help_of(HotCli::command(), path),
+                help_of(RailsCli::command(), path),
+                "help of {path:?}"
+            );
+        }
+        let argv = |a: &[&str]| a.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        for line in [
+            &["git-rails", "gate", "S", "--commit", "HEAD~1", "--json"][..],
+            &["git-rails", "hook", "pre-push", "origin", "url"],
+            &["git-rails", "hook", "commit-msg", "msg.txt"],
+            &["git-rails", "hook", "agent-stop"],
+        ] {
+            let fast = format!("{:?}", parse_args(argv(line)).unwrap());
+            let full = format!("{:?}", RailsCli::try_parse_from(argv(line)).unwrap());
+            assert_eq!(fast, full, "{line:?}");
+        }
+        let err = HotCli::try_parse_from(argv(&["git-rails", "gate", "--bogus"])).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::UnknownArgument);
+    }
 }

@@ -13,12 +13,23 @@ fn usage_errors_exit_64() {
     repo.rails(&["nonsense"]).code(64);
     repo.rails(&[]).code(64);
     repo.spar(&["--bogus"]).code(64);
+    // `gate` and `hook` are parsed by the smaller hot-path command: the same refusals.
+    repo.rails(&["gate", "--bogus"])
+        .code(64)
+        .stderr_has("Usage: git rails gate");
+    repo.rails(&["hook", "pre-push"])
+        .code(64)
+        .stderr_has("required");
+    repo.rails(&["hook", "nonsense"]).code(64);
+    repo.rails(&["hook"]).code(64);
 }
 
 #[test]
 fn help_and_version_exit_0() {
     let repo = TestRepo::new();
     repo.rails(&["--help"]).ok().stdout_has("contract");
+    repo.rails(&["gate", "--help"]).ok().stdout_has("--commit");
+    repo.rails(&["hook", "--help"]).ok().stdout_has("pre-push");
     repo.rails(&["--version"])
         .ok()
         .stdout_has(env!("CARGO_PKG_VERSION"));
