@@ -15,6 +15,7 @@ mod foundation;
 mod hooks;
 mod input_forms;
 mod man_pages;
+mod model_server;
 mod pipeline;
 mod spar_run;
 mod spar_series;
