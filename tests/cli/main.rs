@@ -17,6 +17,7 @@ mod input_forms;
 mod man_pages;
 mod model_server;
 mod pipeline;
+mod real_cli;
 mod spar_run;
 mod spar_series;
 mod spar_standpoints;

@@ -107,7 +107,7 @@ impl Turn {
         }
     }
     /// The model the answer claims to come from (default: the request's `model`).
-    pub fn as_model(mut self, model: &str) -> Turn {
+    pub fn served_as(mut self, model: &str) -> Turn {
         self.model = Some(model.to_string());
         self
     }
@@ -224,7 +224,10 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
     fn id(&self, prefix: &str) -> String {
-        format!("{prefix}_srv_{}", self.ids.fetch_add(1, Ordering::Relaxed) + 1)
+        format!(
+            "{prefix}_srv_{}",
+            self.ids.fetch_add(1, Ordering::Relaxed) + 1
+        )
     }
     fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed) || self.started.elapsed() > MAX_LIFETIME
@@ -242,7 +245,9 @@ impl ModelServer {
     pub fn start(script: Script) -> ModelServer {
         let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind 127.0.0.1:0");
         let port = listener.local_addr().expect("local address").port();
-        listener.set_nonblocking(true).expect("nonblocking listener");
+        listener
+            .set_nonblocking(true)
+            .expect("nonblocking listener");
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 script,
@@ -329,16 +334,8 @@ fn serve_connection(stream: TcpStream, shared: Arc<Shared>) {
     let mut reader = BufReader::new(read_half);
     let mut out = stream;
     while !shared.stopped() {
-        let Some((method, target, headers, body)) = read_request(&mut reader) else {
+        let Some(mut req) = read_request(&mut reader, shared.started) else {
             return;
-        };
-        let mut req = Request {
-            method,
-            target,
-            headers,
-            body,
-            at: shared.started.elapsed(),
-            answer: String::new(),
         };
         let keep_alive = !req
             .header("connection")
@@ -364,7 +361,11 @@ fn serve_connection(stream: TcpStream, shared: Arc<Shared>) {
             Reply::Stall => {
                 let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
                             cache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n";
-                if out.write_all(head.as_bytes()).and_then(|_| out.flush()).is_ok() {
+                if out
+                    .write_all(head.as_bytes())
+                    .and_then(|_| out.flush())
+                    .is_ok()
+                {
                     while !shared.stopped() {
                         std::thread::sleep(Duration::from_millis(20));
                     }
@@ -654,9 +655,7 @@ fn added_event(output_index: usize, item: Value) -> (String, Value) {
 }
 
 /// Reads one HTTP/1.1 request (Content-Length or chunked body); `None` at EOF or on garbage.
-fn read_request(
-    reader: &mut BufReader<TcpStream>,
-) -> Option<(String, String, Vec<(String, String)>, String)> {
+fn read_request(reader: &mut BufReader<TcpStream>, started: Instant) -> Option<Request> {
     let mut line = String::new();
     if reader.read_line(&mut line).ok()? == 0 {
         return None;
@@ -701,12 +700,14 @@ fn read_request(
         body.resize(len, 0);
         reader.read_exact(&mut body).ok()?;
     }
-    Some((
+    Some(Request {
         method,
         target,
         headers,
-        String::from_utf8_lossy(&body).into_owned(),
-    ))
+        body: String::from_utf8_lossy(&body).into_owned(),
+        at: started.elapsed(),
+        answer: String::new(),
+    })
 }
 
 fn reason(status: u16) -> &'static str {
