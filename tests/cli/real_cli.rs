@@ -411,6 +411,43 @@ fn codex_rollout(ws: &Workspace, thread_id: &str) -> Vec<Value> {
         .collect()
 }
 
+/// A version pinned in `.ci/run` (`NAME=1.2.3`), the one place the tested versions are named.
+fn pinned(name: &str) -> String {
+    let script = std::fs::read_to_string(repo_root().join(".ci/run")).unwrap();
+    script
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}=")))
+        .unwrap_or_else(|| panic!(".ci/run pins no {name}"))
+        .trim()
+        .to_string()
+}
+
+fn version_of(program: &Path) -> String {
+    let out = Command::new(program)
+        .arg("--version")
+        .env(
+            "PATH",
+            which("node")
+                .and_then(|n| n.parent().map(Path::to_path_buf))
+                .unwrap_or_default(),
+        )
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn real_clis_are_the_pinned_versions() {
+    if let Some(claude) = cli("claude") {
+        let want = format!("{} (Claude Code)", pinned("CLAUDE_CODE_VERSION"));
+        assert_eq!(version_of(&claude), want);
+    }
+    if let Some(codex) = cli("codex") {
+        let want = format!("codex-cli {}", pinned("CODEX_VERSION"));
+        assert_eq!(version_of(&codex), want);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Recordings.
 // ---------------------------------------------------------------------------------------------
@@ -512,7 +549,10 @@ fn claude_clean_review_reports_on_files_it_really_read() {
         json!(["Glob", "Grep", "Read", "StructuredOutput"]),
         "{run}"
     );
-    assert_eq!(init["claude_code_version"], "2.1.332");
+    assert_eq!(
+        init["claude_code_version"],
+        pinned("CLAUDE_CODE_VERSION").as_str()
+    );
 
     // What the CLI sent back: the real Read output (cat -n style) and the real grep hit.
     let requests = server.requests_to("/v1/messages");
