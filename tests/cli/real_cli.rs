@@ -563,7 +563,8 @@ fn claude_clean_review_reports_on_files_it_really_read() {
         "{read_result}"
     );
     // On the wire (not in the stream-json event) Claude Code 2.1.332 appends the remaining token
-    // budget to each tool result, after trimming the result's trailing whitespace.
+    // budget to each tool result, after trimming the result's trailing whitespace — for a model
+    // it knows (claude-sonnet-4-6); an unknown name (claude-sonnet-x) gets the result as is.
     assert!(
         last_tool_result_raw(&requests[1]).contains("8\n\n<system-reminder>\n<total_tokens>"),
         "{:?}",
