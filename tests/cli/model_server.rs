@@ -289,6 +289,12 @@ impl ModelServer {
             .collect()
     }
 
+    /// How long ago the last request arrived (`None` before the first).
+    pub fn since_last_request(&self) -> Option<Duration> {
+        let last = self.shared.lock().log.last().map(|r| r.at)?;
+        Some(self.shared.started.elapsed().saturating_sub(last))
+    }
+
     /// Turns not yet taken, per endpoint (`forever` turns count once).
     pub fn unused_turns(&self) -> (usize, usize) {
         let st = self.shared.lock();

@@ -279,9 +279,22 @@ impl CliRun {
     }
 }
 
-/// Runs `program` in its own process group with the prompt on stdin; after `timeout` the whole
-/// group gets SIGTERM, then SIGKILL two seconds later — the reviewer timeout spar owns.
-fn run_cli(mut cmd: Command, stdin: &str, timeout: Duration) -> CliRun {
+/// When the test ends a run — the reviewer timeout spar owns.
+#[derive(Clone, Copy)]
+enum Timeout {
+    /// After this long in all.
+    Wall(Duration),
+    /// After the server has heard nothing for this long since a request arrived (a stall);
+    /// counting from the request keeps a slow start on a busy machine out of the measure.
+    Silent(Duration),
+}
+
+/// The longest any run may take.
+const WALL: Duration = Duration::from_secs(60);
+
+/// Runs `program` in its own process group with the prompt on stdin; when `expired` says so
+/// the whole group gets SIGTERM, then SIGKILL two seconds later.
+fn run_cli(mut cmd: Command, stdin: &str, expired: &dyn Fn(Duration) -> bool) -> CliRun {
     use std::os::unix::process::CommandExt;
     cmd.process_group(0)
         .stdin(Stdio::piped())
@@ -314,7 +327,7 @@ fn run_cli(mut cmd: Command, stdin: &str, timeout: Duration) -> CliRun {
             break;
         }
         let waited = started.elapsed();
-        if waited > timeout && signalled.is_none() {
+        if signalled.is_none() && (waited > WALL || expired(waited)) {
             // The child is not reaped yet, so the group id is still ours.
             unsafe { libc::kill(-pgid, libc::SIGTERM) };
             signalled = Some(waited);
@@ -339,7 +352,7 @@ fn run_claude(
     ws: &Workspace,
     server: &ModelServer,
     model: &str,
-    timeout: Duration,
+    timeout: Timeout,
 ) -> CliRun {
     let mut cmd = Command::new(claude);
     hermetic(&mut cmd, ws);
@@ -349,7 +362,7 @@ fn run_claude(
     for (k, v) in CLAUDE_PRESET_ENV {
         cmd.env(k, v);
     }
-    run_cli(cmd, PROMPT, timeout)
+    run_cli(cmd, PROMPT, &expiry(server, timeout))
 }
 
 /// Codex with the preset's argv; `$CODEX_HOME/config.toml` makes `server` its model provider.
@@ -358,7 +371,7 @@ fn run_codex(
     ws: &Workspace,
     server: &ModelServer,
     model: &str,
-    timeout: Duration,
+    timeout: Timeout,
 ) -> CliRun {
     let codex_home = ws.codex_home();
     std::fs::create_dir_all(&codex_home).unwrap();
@@ -368,7 +381,14 @@ fn run_codex(
     cmd.args(codex_argv("schema.json", model))
         .env("CODEX_HOME", &codex_home)
         .env("OPENAI_API_KEY", "sk-fake-0000");
-    run_cli(cmd, PROMPT, timeout)
+    run_cli(cmd, PROMPT, &expiry(server, timeout))
+}
+
+fn expiry(server: &ModelServer, timeout: Timeout) -> impl Fn(Duration) -> bool + '_ {
+    move |waited| match timeout {
+        Timeout::Wall(t) => waited > t,
+        Timeout::Silent(t) => server.since_last_request().is_some_and(|quiet| quiet > t),
+    }
 }
 
 /// The only Codex configuration the tests add: a model provider that is the test server.
@@ -540,7 +560,7 @@ fn claude_clean_review_reports_on_files_it_really_read() {
         )]),
         Turn::claude(vec![tool_use("StructuredOutput", review())]),
     ]));
-    let run = run_claude(&claude, &ws, &server, CLAUDE_MODEL, Duration::from_secs(60));
+    let run = run_claude(&claude, &ws, &server, CLAUDE_MODEL, Timeout::Wall(WALL));
     assert_eq!(run.code, Some(0), "{run}");
 
     let init = run.one("system", Some("init"));
@@ -608,7 +628,7 @@ fn claude_tool_outside_the_read_only_set_is_shown_and_not_run() {
         )]),
         Turn::claude(vec![tool_use("StructuredOutput", approve())]),
     ]));
-    let run = run_claude(&claude, &ws, &server, CLAUDE_MODEL, Duration::from_secs(60));
+    let run = run_claude(&claude, &ws, &server, CLAUDE_MODEL, Timeout::Wall(WALL));
     assert_eq!(run.code, Some(0), "{run}");
     // The stream shows the request (what the preset turns into tool_violation) …
     assert_eq!(tool_uses(&run), ["Write", "Bash", "StructuredOutput"]);
@@ -647,7 +667,7 @@ fn claude_quota_refusal_then_the_fallback_model_succeeds() {
     turns.extend(claude_review_turns());
     let server = ModelServer::start(Script::new().messages(turns));
 
-    let refused = run_claude(&claude, &ws, &server, CLAUDE_MODEL, Duration::from_secs(60));
+    let refused = run_claude(&claude, &ws, &server, CLAUDE_MODEL, Timeout::Wall(WALL));
     assert_eq!(refused.code, Some(1), "{refused}");
     let retry = refused.one("system", Some("api_retry"));
     assert_eq!(retry["error_status"], 429, "{refused}");
@@ -676,7 +696,7 @@ fn claude_quota_refusal_then_the_fallback_model_succeeds() {
         &ws,
         &server,
         CLAUDE_FALLBACK_MODEL,
-        Duration::from_secs(60),
+        Timeout::Wall(WALL),
     );
     assert_eq!(fallback.code, Some(0), "{fallback}");
     assert_eq!(
@@ -712,7 +732,7 @@ fn claude_authentication_refusal() {
         )
         .forever()]),
     );
-    let run = run_claude(&claude, &ws, &server, CLAUDE_MODEL, Duration::from_secs(60));
+    let run = run_claude(&claude, &ws, &server, CLAUDE_MODEL, Timeout::Wall(WALL));
     assert_eq!(run.code, Some(1), "{run}");
     // Claude retries a 401 like a 429 (here once, CLAUDE_CODE_MAX_RETRIES=1).
     assert_eq!(server.requests_to("/v1/messages").len(), 2);
@@ -738,10 +758,18 @@ fn claude_stalled_stream_ends_only_by_our_timeout() {
     let Some(claude) = cli("claude") else { return };
     let ws = Workspace::new();
     let server = ModelServer::start(Script::new().messages([Turn::stall().forever()]));
-    let timeout = Duration::from_secs(4);
-    let run = run_claude(&claude, &ws, &server, CLAUDE_MODEL, timeout);
+    let silence = Duration::from_secs(4);
+    let run = run_claude(
+        &claude,
+        &ws,
+        &server,
+        CLAUDE_MODEL,
+        Timeout::Silent(silence),
+    );
     assert_eq!(run.code, None, "the CLI ended by itself:\n{run}");
-    assert!(run.elapsed < timeout + Duration::from_secs(3), "{run}");
+    // Our silence limit ended it, well before the wall clock limit.
+    assert!(run.elapsed < WALL - Duration::from_secs(10), "{run}");
+    assert!(server.since_last_request().unwrap() >= silence, "{run}");
     // Silent: nothing after init, no retry event, no result.
     let kinds = event_kinds(&run.stdout);
     assert_eq!(kinds, ["system/init"], "{run}");
@@ -758,7 +786,7 @@ fn claude_observed_model_is_what_the_server_served() {
         ModelServer::start(Script::new().messages([
             Turn::claude(vec![tool_use("StructuredOutput", approve())]).served_as(served),
         ]));
-    let run = run_claude(&claude, &ws, &server, CLAUDE_MODEL, Duration::from_secs(60));
+    let run = run_claude(&claude, &ws, &server, CLAUDE_MODEL, Timeout::Wall(WALL));
     assert_eq!(run.code, Some(0), "{run}");
     assert_eq!(
         server.requests_to("/v1/messages")[0].json()["model"],
@@ -873,7 +901,7 @@ fn codex_clean_review_reports_on_files_it_really_read() {
                 .map(|t| t.served_as(served)),
         ),
     );
-    let run = run_codex(&codex, &ws, &server, CODEX_MODEL, Duration::from_secs(60));
+    let run = run_codex(&codex, &ws, &server, CODEX_MODEL, Timeout::Wall(WALL));
     assert_eq!(run.code, Some(0), "{run}");
     let requests = server.requests_to("/v1/responses");
     assert_eq!(requests.len(), 2, "{requests:#?}");
@@ -960,7 +988,7 @@ fn codex_write_attempts_are_blocked_and_only_the_session_log_shows_them() {
         )]),
         Turn::codex(vec![message(&approve().to_string())]),
     ]));
-    let run = run_codex(&codex, &ws, &server, CODEX_MODEL, Duration::from_secs(60));
+    let run = run_codex(&codex, &ws, &server, CODEX_MODEL, Timeout::Wall(WALL));
     assert_eq!(run.code, Some(0), "{run}");
     assert_eq!(ws.snapshot(), before, "the work folder changed");
 
@@ -1066,7 +1094,7 @@ fn codex_quota_refusals_then_the_fallback_model_succeeds() {
     turns.extend(codex_review_turns());
     let server = ModelServer::start(Script::new().responses(turns));
 
-    let quota = run_codex(&codex, &ws, &server, CODEX_MODEL, Duration::from_secs(60));
+    let quota = run_codex(&codex, &ws, &server, CODEX_MODEL, Timeout::Wall(WALL));
     assert_eq!(quota.code, Some(1), "{quota}");
     let failed = quota.one("turn.failed", None);
     // §5: "quota exceeded".
@@ -1077,7 +1105,7 @@ fn codex_quota_refusals_then_the_fallback_model_succeeds() {
     assert_eq!(server.requests_to("/v1/responses").len(), 1, "no retry");
     record("codex-429-quota.jsonl", &ws, &server, &quota.stdout);
 
-    let limit = run_codex(&codex, &ws, &server, CODEX_MODEL, Duration::from_secs(60));
+    let limit = run_codex(&codex, &ws, &server, CODEX_MODEL, Timeout::Wall(WALL));
     assert_eq!(limit.code, Some(1), "{limit}");
     let message = limit.one("turn.failed", None)["error"]["message"]
         .as_str()
@@ -1097,7 +1125,7 @@ fn codex_quota_refusals_then_the_fallback_model_succeeds() {
         &ws,
         &server,
         CODEX_FALLBACK_MODEL,
-        Duration::from_secs(60),
+        Timeout::Wall(WALL),
     );
     assert_eq!(fallback.code, Some(0), "{fallback}");
     let models: Vec<Value> = server
@@ -1129,7 +1157,7 @@ fn codex_authentication_refusal() {
         )
         .forever()]),
     );
-    let run = run_codex(&codex, &ws, &server, CODEX_MODEL, Duration::from_secs(60));
+    let run = run_codex(&codex, &ws, &server, CODEX_MODEL, Timeout::Wall(WALL));
     assert_eq!(run.code, Some(1), "{run}");
     let message = run.one("turn.failed", None)["error"]["message"]
         .as_str()
@@ -1167,10 +1195,12 @@ fn codex_stalled_stream_ends_only_by_our_timeout() {
     let Some(codex) = cli("codex") else { return };
     let ws = Workspace::new();
     let server = ModelServer::start(Script::new().responses([Turn::stall().forever()]));
-    let timeout = Duration::from_secs(4);
-    let run = run_codex(&codex, &ws, &server, CODEX_MODEL, timeout);
+    let silence = Duration::from_secs(4);
+    let run = run_codex(&codex, &ws, &server, CODEX_MODEL, Timeout::Silent(silence));
     assert_eq!(run.code, None, "the CLI ended by itself:\n{run}");
-    assert!(run.elapsed < timeout + Duration::from_secs(3), "{run}");
+    // Our silence limit ended it, well before the wall clock limit.
+    assert!(run.elapsed < WALL - Duration::from_secs(10), "{run}");
+    assert!(server.since_last_request().unwrap() >= silence, "{run}");
     assert_eq!(
         event_kinds(&run.stdout),
         ["thread.started", "turn.started"],
