@@ -332,8 +332,17 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     }
 }
 
-/// Serves requests on one keep-alive connection until the client closes it or the server stops.
+/// Serves requests on one keep-alive connection until the client closes it or the server stops,
+/// then closes the socket (the server's own clone of it would keep it open otherwise).
 fn serve_connection(stream: TcpStream, shared: Arc<Shared>) {
+    let closer = stream.try_clone();
+    serve(stream, &shared);
+    if let Ok(c) = closer {
+        let _ = c.shutdown(Shutdown::Both);
+    }
+}
+
+fn serve(stream: TcpStream, shared: &Shared) {
     let Ok(read_half) = stream.try_clone() else {
         return;
     };
@@ -346,7 +355,7 @@ fn serve_connection(stream: TcpStream, shared: Arc<Shared>) {
         let keep_alive = !req
             .header("connection")
             .is_some_and(|v| v.eq_ignore_ascii_case("close"));
-        let reply = route(&req, &shared);
+        let reply = route(&req, shared);
         req.answer = reply.describe();
         shared.lock().log.push(req);
         match reply {
@@ -767,4 +776,103 @@ fn write_sse(
     }
     out.write_all(b"0\r\n\r\n")?;
     out.flush()
+}
+
+/// The server on its own (no CLI needed): both streams, an error, a dry queue, other paths.
+#[test]
+fn model_server_answers_as_scripted() {
+    let server = ModelServer::start(
+        Script::new()
+            .messages([Turn::claude(vec![
+                text("hi"),
+                tool_use("Read", json!({"file_path": "a"})),
+            ])])
+            .responses([
+                Turn::codex(vec![function_call("exec_command", json!({"cmd": "ls"}))]),
+                Turn::error(429, json!({"error": {"code": "insufficient_quota"}}))
+                    .header("retry-after", "1"),
+            ]),
+    );
+    let ask = |method: &str, path: &str, body: &str| {
+        let mut s = TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\
+             content-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    };
+    let claude = ask(
+        "POST",
+        "/v1/messages?beta=true",
+        r#"{"model":"m1","stream":true}"#,
+    );
+    assert!(claude.starts_with("HTTP/1.1 200 OK\r\n"), "{claude}");
+    assert!(claude.contains("event: message_start\ndata: {\"type\":\"message_start\""));
+    assert!(claude.contains(r#""model":"m1""#), "{claude}");
+    assert!(claude.contains(r#""partial_json":"{\"file_"#), "{claude}");
+    assert!(claude.contains(r#""stop_reason":"tool_use""#), "{claude}");
+    assert!(
+        claude.ends_with("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n\r\n0\r\n\r\n")
+    );
+    let dry = ask("POST", "/v1/messages", "{}");
+    assert!(dry.starts_with("HTTP/1.1 400 "), "{dry}");
+    assert!(dry.contains("script exhausted"), "{dry}");
+
+    let codex = ask("POST", "/v1/responses", r#"{"model":"g1"}"#);
+    assert!(
+        codex.contains("event: response.output_item.done"),
+        "{codex}"
+    );
+    assert!(
+        codex.contains(r#""arguments":"{\"cmd\":\"ls\"}""#),
+        "{codex}"
+    );
+    assert!(codex.contains(r#""type":"response.completed""#), "{codex}");
+    let refused = ask("POST", "/v1/responses", "{}");
+    assert!(
+        refused.starts_with("HTTP/1.1 429 Too Many Requests\r\n"),
+        "{refused}"
+    );
+    assert!(refused.contains("retry-after: 1\r\n"), "{refused}");
+    assert!(
+        refused.ends_with(r#"{"error":{"code":"insufficient_quota"}}"#),
+        "{refused}"
+    );
+
+    assert!(ask("GET", "/v1/models", "").contains(r#""data":[]"#));
+    assert!(ask("GET", "/elsewhere", "").starts_with("HTTP/1.1 404 "));
+    assert!(ask("HEAD", "/", "").starts_with("HTTP/1.1 200 "));
+    let log = server.requests();
+    assert_eq!(log.len(), 7);
+    assert_eq!(log[0].path(), "/v1/messages");
+    assert_eq!(log[0].json()["model"], "m1");
+    assert_eq!(log[0].header("Host"), Some("x"));
+    assert_eq!(server.requests_to("/v1/responses").len(), 2);
+    assert_eq!(server.unused_turns(), (0, 0));
+}
+
+#[test]
+fn model_server_stalls_after_the_headers() {
+    let server = ModelServer::start(Script::new().messages([Turn::stall()]));
+    let mut s = TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+    s.write_all(b"POST /v1/messages HTTP/1.1\r\ncontent-length: 2\r\n\r\n{}")
+        .unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut buf = [0u8; 512];
+    let n = s.read(&mut buf).unwrap();
+    let head = String::from_utf8_lossy(&buf[..n]).into_owned();
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    assert!(head.ends_with("\r\n\r\n"), "{head}");
+    assert!(s.read(&mut buf).is_err(), "more than the headers");
+    assert!(server.since_last_request().unwrap() >= Duration::from_millis(300));
+    drop(server);
+    // Dropping the server closes the stalled connection.
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(s.read(&mut buf).unwrap(), 0);
 }
