@@ -202,6 +202,9 @@ impl Store {
             let _ = cfg.append_config(missing, gix::config::Source::Api);
             let _ = cfg.commit();
         }
+        // Records are read again and again within one command (a gate over 200 rounds looks up
+        // `rounds/` for each of their files): decoded objects are kept, up to 4 MiB.
+        repo.object_cache_size_if_unset(4 * 1024 * 1024);
         let git_dir = absolute(repo.git_dir());
         let common_dir = absolute(repo.common_dir());
         let workdir = repo.workdir().map(absolute);
