@@ -142,6 +142,8 @@ struct Series<'a> {
     store: &'a Store,
     series: String,
     rounds: HashMap<String, std::result::Result<RoundState, String>>,
+    /// Findings the caller already read, so a round's `findings.json` is parsed once.
+    known: HashMap<String, Vec<Finding>>,
 }
 
 impl<'a> Series<'a> {
@@ -150,13 +152,25 @@ impl<'a> Series<'a> {
             store,
             series: series.to_string(),
             rounds: HashMap::new(),
+            known: HashMap::new(),
+        }
+    }
+
+    /// Hands over a round's findings already read from this series.
+    fn know(&mut self, round: &str, findings: Vec<Finding>) {
+        if !self.rounds.contains_key(round) {
+            self.known.insert(round.to_string(), findings);
         }
     }
 
     fn state(&mut self, round: &str) -> &std::result::Result<RoundState, String> {
         let (store, series) = (self.store, self.series.clone());
+        let known = self.known.remove(round);
         self.rounds.entry(round.to_string()).or_insert_with(|| {
-            let findings = record::load_findings(store, &series, round).map_err(|e| e.message)?;
+            let findings = match known {
+                Some(f) => f,
+                None => record::load_findings(store, &series, round).map_err(|e| e.message)?,
+            };
             let (_, entries) = read_ledger(store, &series, round)?;
             let mut in_force = HashMap::new();
             for e in entries {
@@ -1138,6 +1152,10 @@ pub fn gate(store: &Store, req: &GateRequest) -> Result<GateOutcome> {
         let view = views
             .entry(s.clone())
             .or_insert_with(|| Series::new(store, &s));
+        // Parsed once: the listed round's findings are the ones at its path.
+        if targets.get(l.order) == Some(&(s.clone(), r.clone())) {
+            view.know(&r, l.findings.clone());
+        }
         if let Err(e) = view.state(&r) {
             reasons.push(format!("{s}:{r}: {e}"));
             continue;
