@@ -1361,21 +1361,33 @@ pub struct RecordOutcome {
     pub findings: Vec<Finding>,
 }
 
-/// Records a result for a reviewer of an existing round, with the same checks as a run.
+/// What `git spar record` is given.
+#[derive(Debug, Clone)]
+pub enum RecordInput {
+    /// `--result F`: the reviewer's result object.
+    Result(PathBuf),
+    /// `--transcript F`: a Claude Code transcript of the native subagent (G15).
+    Transcript(PathBuf),
+}
+
+/// Records a result for a reviewer of an existing round, with the same checks as a run: a
+/// result file, or a native subagent's transcript with its G15 warnings.
 pub fn record_result(
     store: &Store,
     series: &str,
     round_name: &str,
     reviewer: &str,
-    result_file: &Path,
+    input: &RecordInput,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RecordOutcome> {
     check_series(series)?;
-    let text = std::fs::read_to_string(result_file).map_err(|e| {
-        Error::refused(format!(
-            "--result {}: cannot be read: {e}",
-            result_file.display()
-        ))
+    let (option, file) = match input {
+        RecordInput::Result(f) => ("--result", f),
+        RecordInput::Transcript(f) => ("--transcript", f),
+    };
+    let raw = std::fs::read_to_string(file).map_err(|e| {
+        Error::refused(format!("{option} {}: cannot be read: {e}", file.display()))
+            .hint("name a readable file")
     })?;
     let _lock = store::lock(
         store.common_dir(),
@@ -1427,6 +1439,40 @@ pub fn record_result(
         round_has_standpoints: round.has_standpoints(),
         reviewer_standpoint: standpoint_of(&standpoints, reviewer),
     };
+    // A transcript: its result, its observed model and its warnings (G15).
+    let mut text = raw.clone();
+    let mut warnings = Vec::new();
+    if let RecordInput::Transcript(f) = input {
+        let ws = store
+            .common_dir()
+            .join("spar/workspaces")
+            .join(series)
+            .join(round_name);
+        let prompt = rec
+            .prompt
+            .as_ref()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| ws.join(reviewer).join("prompt.md"));
+        let workspace = prompt
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or(ws);
+        let t = preset::native::read(&raw, &workspace, &prompt).map_err(|why| {
+            Error::refused(format!(
+                "--transcript {}: not a Claude Code transcript: {why}",
+                f.display()
+            ))
+            .hint("give the subagent's transcript (JSONL), or its result with --result")
+        })?;
+        text = t.result.unwrap_or_default();
+        rec.observed_model = t.observed_model;
+        warnings = t
+            .warnings
+            .iter()
+            .map(|w| format!("{reviewer}: {w}"))
+            .collect();
+    }
     let mut new_findings = Vec::new();
     match result::check_result(&text, &ctx_result) {
         Err(invalid) => {
@@ -1476,6 +1522,10 @@ pub fn record_result(
     }
     rec.finished_at = Some(now());
     round.reviewers[idx] = rec;
+    // The reviewer's warnings are those of its newest record.
+    let prefix = format!("{reviewer}: ");
+    round.warnings.retain(|w| !w.starts_with(&prefix));
+    round.warnings.extend(warnings);
     settle_standpoints(&mut round);
     let rec = round.reviewers[idx].clone();
     let mut findings: Vec<Finding> = record::load_findings(store, series, round_name)?
@@ -1492,7 +1542,7 @@ pub fn record_result(
         ("findings.json".to_string(), record::pretty(&findings)),
         ("ledger.jsonl".to_string(), ledger),
         ("summary.md".to_string(), summary_md.clone().into_bytes()),
-        (format!("{reviewer}/output.txt"), text.into_bytes()),
+        (format!("{reviewer}/output.txt"), raw.into_bytes()),
     ];
     let tip = record::series_tip(store, series)?;
     record::write_round(

@@ -80,7 +80,11 @@ pub fn render(round: &Round, findings: &[Finding]) -> String {
             r.status,
             r.verdict.as_deref().unwrap_or("-"),
             r.observed_model.as_deref().unwrap_or("-"),
-            cell(if r.reason.is_empty() { "-" } else { &r.reason })
+            cell(&match (r.reason.is_empty(), &r.resets) {
+                (true, _) => "-".to_string(),
+                (false, Some(at)) => format!("{} (resets {at})", r.reason),
+                (false, None) => r.reason.clone(),
+            })
         ));
     }
     let mut angles = String::new();

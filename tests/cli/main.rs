@@ -16,6 +16,7 @@ mod hooks;
 mod input_forms;
 mod man_pages;
 mod pipeline;
+mod spar_presets;
 mod spar_run;
 mod spar_series;
 mod spar_standpoints;

@@ -176,7 +176,8 @@ impl StreamParser for Parser {
             .served_model
             .clone()
             .or_else(|| self.usage_model.clone())
-            .or_else(|| self.init_model.clone())
+            // The model init names was asked for; it says nothing about a refused run.
+            .or_else(|| self.init_model.clone().filter(|_| !self.out.failed))
         {
             self.out.observe(&m);
         }
