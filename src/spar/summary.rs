@@ -127,6 +127,13 @@ pub fn render(round: &Round, findings: &[Finding]) -> String {
     if round.has_standpoints() {
         s.push_str(&standpoints(round));
     }
+    // G15: what a native transcript showed (kinds and tools only); nothing without any.
+    if !round.warnings.is_empty() {
+        s.push_str("\n## Warnings\n\n");
+        for w in &round.warnings {
+            s.push_str(&format!("- {}\n", cell(w)));
+        }
+    }
     s.push_str(&format!("\n## Findings ({})\n\n", findings.len()));
     if findings.is_empty() {
         s.push_str("No findings.\n");

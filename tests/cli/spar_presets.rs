@@ -806,6 +806,13 @@ fn native_transcript_is_recorded_with_its_warnings() {
         "a warning holds a path"
     );
     assert_eq!(fx.findings("code-1").len(), 1);
+    let summary = fx.round_file("code-1", "summary.md");
+    assert!(
+        summary.contains(
+            "## Warnings\n\n- host: the subagent read outside the native workspace with Read\n"
+        ),
+        "{summary}"
+    );
 
     // The same transcript without reading prompt.md: warned.
     let t2 = fx.tmp("t2.jsonl");
