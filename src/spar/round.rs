@@ -1442,6 +1442,7 @@ pub fn record_result(
     // A transcript: its result, its observed model and its warnings (G15).
     let mut text = raw.clone();
     let mut warnings = Vec::new();
+    let mut no_answer = false;
     if let RecordInput::Transcript(f) = input {
         let ws = store
             .common_dir()
@@ -1465,6 +1466,7 @@ pub fn record_result(
             ))
             .hint("give the subagent's transcript (JSONL), or its result with --result")
         })?;
+        no_answer = t.result.is_none();
         text = t.result.unwrap_or_default();
         rec.observed_model = t.observed_model;
         warnings = t
@@ -1475,6 +1477,10 @@ pub fn record_result(
     }
     let mut new_findings = Vec::new();
     match result::check_result(&text, &ctx_result) {
+        Err(_) if no_answer => {
+            rec.status = Status::InvalidOutput.as_str().into();
+            rec.reason = "the transcript holds no StructuredOutput call and no final answer".into();
+        }
         Err(invalid) => {
             rec.status = Status::InvalidOutput.as_str().into();
             rec.reason = invalid.reason;

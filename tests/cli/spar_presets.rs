@@ -814,6 +814,24 @@ fn native_transcript_is_recorded_with_its_warnings() {
         "{summary}"
     );
 
+    // A transcript without an answer: invalid_output, saying so.
+    let t3 = fx.tmp("t3.jsonl");
+    std::fs::write(&t3, [lines[0].clone(), lines[1].clone()].join("\n")).unwrap();
+    fx.spar(&[
+        "record",
+        "feature",
+        "code-1",
+        "host",
+        "--transcript",
+        &t3.display().to_string(),
+    ])
+    .ok();
+    status(
+        &fx.reviewer("code-1", "host"),
+        "invalid_output",
+        "no StructuredOutput call and no final answer",
+    );
+
     // The same transcript without reading prompt.md: warned.
     let t2 = fx.tmp("t2.jsonl");
     std::fs::write(&t2, [lines[0].clone(), lines[7].clone()].join("\n")).unwrap();

@@ -222,7 +222,11 @@ impl StreamParser for Parser {
                 Some("started".into())
             }
             "item.started" => self.item(&v["item"], false),
-            "item.updated" => self.item(&v["item"], false).filter(|_| false),
+            "item.updated" => {
+                // Checked like any item, but not logged again.
+                self.item(&v["item"], false);
+                None
+            }
             "item.completed" => self.item(&v["item"], true),
             "error" => {
                 let m = str_at(&v, "message").unwrap_or("error");
