@@ -851,3 +851,32 @@ fn native_transcript_is_recorded_with_its_warnings() {
         "{round:#}"
     );
 }
+
+/// §5 is read in stderr too, without regard to case; a failure with no phrase of §5 is no
+/// refusal (G13): failed as it ended, and the fallback model is not tried.
+#[test]
+fn refusals_in_stderr_and_failures_that_are_not_refusals() {
+    let fx = Fx::new();
+    fx.fake(
+        "agy",
+        AGY_VERSION,
+        "echo 'Error: NOT LOGGED IN. Run `agy login` first.' >&2; exit 1",
+    );
+    fx.fake(
+        "claude",
+        CLAUDE_VERSION,
+        "{replay:claude-init-only.jsonl}\necho 'Selected model is at capacity. Please try a different model.' >&2; exit 1",
+    );
+    fx.user("[[reviewers]]\nname = \"agy\"\npreset = \"agy\"\n[[reviewers]]\nname = \"claude\"\npreset = \"claude\"\nfallback_model = \"fallback-m\"\n");
+    fx.run(&[]).ok();
+    status(
+        &fx.reviewer("code-1", "agy"),
+        "unavailable",
+        "authentication: Error: NOT LOGGED IN.",
+    );
+    let rec = fx.reviewer("code-1", "claude");
+    status(&rec, "failed", "exit 1: Selected model is at capacity");
+    assert_eq!(rec["attempts"].as_array().unwrap().len(), 1, "{rec:#}");
+    assert!(rec["attempts"][0].get("refusal").is_none());
+    assert_eq!(fx.calls("claude").len(), 1);
+}
