@@ -880,3 +880,85 @@ fn refusals_in_stderr_and_failures_that_are_not_refusals() {
     assert!(rec["attempts"][0].get("refusal").is_none());
     assert_eq!(fx.calls("claude").len(), 1);
 }
+
+/// On a terminal each reviewer has one line with its state and elapsed time, redrawn in place,
+/// instead of one log line per event.
+#[test]
+fn a_terminal_gets_one_line_per_reviewer() {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    let fx = Fx::new();
+    fx.fake("claude", CLAUDE_VERSION, "{replay:claude-clean.jsonl}");
+    fx.fake(
+        "codex",
+        CODEX_VERSION,
+        "{replay:codex-usage-limit.jsonl}; exit 1",
+    );
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two new descriptors into the integers given; nothing else.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty failed");
+    // SAFETY: both descriptors were just opened and are owned here only.
+    let (mut master, slave) = unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            std::process::Stdio::from_raw_fd(slave),
+        )
+    };
+    let mut cmd = fx.repo.command("git-spar");
+    let path = format!(
+        "{}:{}",
+        fx.tmp("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    cmd.args(["run", "--base", "main", "--reviewers", "claude,codex"])
+        .env("PATH", path)
+        .env("SPAR_CONFIG", fx.tmp("user.toml"))
+        .env("XDG_CONFIG_HOME", fx.tmp("xdg"))
+        .env("CODEX_HOME", fx.tmp("codex-home"))
+        .stdout(std::process::Stdio::null())
+        .stderr(slave);
+    let mut child = cmd.spawn().unwrap();
+    drop(cmd);
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        // Ends with EIO once the child and every copy of the terminal's other end are gone.
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    });
+    assert!(child.wait().unwrap().success());
+    let screen = reader.join().unwrap();
+    assert!(screen.contains("\x1b[2K"), "no line was redrawn:\n{screen}");
+    assert!(
+        !screen.contains("spar: code-1: claude: tool Read"),
+        "a terminal got the event log:\n{screen}"
+    );
+    let last = |name: &str| {
+        screen
+            .lines()
+            .rfind(|l| l.contains(&format!("  {name} ")))
+            .unwrap_or_else(|| panic!("no line for {name}:\n{screen}"))
+            .to_string()
+    };
+    assert!(last("claude").contains("completed"), "{screen}");
+    assert!(last("codex").contains("unavailable"), "{screen}");
+    let claude = last("claude");
+    let elapsed = claude
+        .split_whitespace()
+        .any(|w| w.ends_with('s') && w[..w.len() - 1].parse::<u64>().is_ok());
+    assert!(elapsed, "no elapsed time in {claude:?}");
+}
