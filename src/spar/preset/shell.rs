@@ -154,6 +154,16 @@ fn check_command(words: &[Word]) -> Result<(), String> {
         if forbidden.iter().any(|p| a.starts_with(p)) {
             return Err(a.to_string());
         }
+        // A forbidden one-letter option inside a bundle (`sort -no x`, `rg -iz x`).
+        if a.len() > 2 && a.starts_with('-') && !a.starts_with("--") {
+            let bundled = forbidden
+                .iter()
+                .filter_map(|p| p.strip_prefix('-').filter(|l| l.len() == 1))
+                .any(|letter| a[1..].contains(letter));
+            if bundled {
+                return Err(a.to_string());
+            }
+        }
     }
     Ok(())
 }
@@ -640,5 +650,9 @@ mod tests {
             "PYTHONDONTWRITEBYTECODE=1",
         );
         bad("/bin/rm -rf head", "/bin/rm");
+        bad("sort -no x head/a", "-no");
+        bad("rg -iz x head", "-iz");
+        ok("grep -rzn x head");
+        ok("find head -type f -name '*.rs'");
     }
 }
