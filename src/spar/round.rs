@@ -614,7 +614,13 @@ fn run_parallel<'h>(
                     if live {
                         board.event(i, &e);
                     } else {
-                        progress(&format!("spar: {round_name}: {}: {e}", names[i]));
+                        // One line per event, however long the command it names.
+                        let line = e.lines().next().unwrap_or("");
+                        let mut short: String = line.chars().take(200).collect();
+                        if short.len() < e.len() {
+                            short.push('…');
+                        }
+                        progress(&format!("spar: {round_name}: {}: {short}", names[i]));
                     }
                 }
                 Ok((i, Msg::Done(status))) => board.done(i, &status),
