@@ -129,6 +129,127 @@ pub fn run_argv(
     finish(child, pgid, start, timeout, rx)
 }
 
+/// [`run_argv`] that also hands each line of stdout to `on_line` as it arrives (a reviewer's
+/// event stream), on the calling thread. Keeps up to 8 MiB of stdout, like `run_argv`.
+pub fn run_argv_streaming(
+    argv: &[String],
+    cwd: &Path,
+    env: &[(&str, &str)],
+    stdin: &[u8],
+    timeout: Duration,
+    on_line: &mut dyn FnMut(&str),
+) -> RunResult {
+    let start = Instant::now();
+    let Some((program, args)) = argv.split_first() else {
+        return not_started(start, "empty command".into());
+    };
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(cwd)
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return not_started(start, format!("{program}: {e}")),
+    };
+    let pgid = child.id() as i32;
+    if let Some(mut input) = child.stdin.take() {
+        let bytes = stdin.to_vec();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = input.write_all(&bytes);
+        });
+    }
+    let (line_tx, line_rx) = mpsc::channel::<String>();
+    let (tx, rx) = mpsc::channel::<(u8, Vec<u8>)>();
+    if let Some(out) = child.stdout.take() {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            let keep = 8 * 1024 * 1024;
+            let mut kept: Vec<u8> = Vec::new();
+            let mut reader = std::io::BufReader::new(out);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                match reader.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        kept.extend_from_slice(&line);
+                        if kept.len() > 2 * keep {
+                            let cut = kept.len() - keep;
+                            kept.drain(..cut);
+                        }
+                        let _ = line_tx.send(String::from_utf8_lossy(&line).into_owned());
+                    }
+                }
+            }
+            if kept.len() > keep {
+                let cut = kept.len() - keep;
+                kept.drain(..cut);
+            }
+            let _ = tx.send((1, kept));
+        });
+    }
+    if let Some(err) = child.stderr.take() {
+        spawn_reader(err, 2, TAIL_BYTES, tx.clone());
+    }
+    drop(tx);
+    let deadline = start + timeout;
+    let mut timed_out = false;
+    let status = loop {
+        while let Ok(l) = line_rx.try_recv() {
+            on_line(l.trim_end_matches(['\n', '\r']));
+        }
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) => {}
+            Err(_) => break None,
+        }
+        if Instant::now() >= deadline {
+            timed_out = true;
+            kill_group(pgid);
+            break child.wait().ok();
+        }
+        if let Ok(l) = line_rx.recv_timeout(Duration::from_millis(5)) {
+            on_line(l.trim_end_matches(['\n', '\r']));
+        }
+    };
+    let duration = start.elapsed();
+    kill_group(pgid);
+    let mut stdout = Vec::new();
+    let mut stderr = Vec::new();
+    let wait_until = Instant::now() + Duration::from_secs(2);
+    for _ in 0..2 {
+        let left = wait_until.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok((1, bytes)) => stdout = bytes,
+            Ok((_, bytes)) => stderr = bytes,
+            Err(_) => break,
+        }
+    }
+    // Lines that arrived after the exit.
+    while let Ok(l) = line_rx.try_recv() {
+        on_line(l.trim_end_matches(['\n', '\r']));
+    }
+    RunResult {
+        exit_code: if timed_out {
+            None
+        } else {
+            status.and_then(|s| s.code())
+        },
+        signal: status.and_then(|s| s.signal()),
+        timed_out,
+        duration,
+        stdout_tail: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr_tail: String::from_utf8_lossy(&stderr).into_owned(),
+        spawn_error: None,
+    }
+}
+
 fn finish(
     mut child: std::process::Child,
     pgid: i32,

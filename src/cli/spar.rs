@@ -141,8 +141,18 @@ pub struct RecordArgs {
     pub round: String,
     pub reviewer: String,
     /// The reviewer's result (one JSON object, as a run would read it)
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "transcript",
+        conflicts_with = "transcript"
+    )]
+    pub result: Option<PathBuf>,
+    /// A native subagent's Claude Code transcript (JSONL): its result is recorded, with
+    /// warnings about its tools, added context, reads outside the workspace and an unread
+    /// prompt.md (G15)
     #[arg(long, value_name = "FILE")]
-    pub result: PathBuf,
+    pub transcript: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
 }
@@ -414,7 +424,15 @@ fn cmd_record(a: RecordArgs) -> Result<Outcome> {
         &a.series,
         &a.round,
         &a.reviewer,
-        &a.result,
+        &match (a.result, a.transcript) {
+            (Some(f), _) => round::RecordInput::Result(f),
+            (None, Some(f)) => round::RecordInput::Transcript(f),
+            (None, None) => {
+                return Err(crate::error::Error::usage(
+                    "give --result F or --transcript F",
+                ))
+            }
+        },
         &mut progress,
     )?;
     if a.json {

@@ -5,12 +5,15 @@
 //! - [`glob`]: check-path globs with Go `path.Match` semantics per segment plus `**` (G24).
 //! - [`location`]: the location and link grammar (§3), locations (G7), links (G8, G9).
 //! - [`classify`]: the seven classification rules and the unreadable-location variant (§4).
+//! - [`preset`]: running the claude, codex and agy CLIs, and native transcripts (G10–G15, G19).
 //! - [`series`]: triage, waivers, cap extensions and counting, and the gate.
 
 pub mod classify;
 pub mod config;
 pub mod glob;
 pub mod location;
+pub mod preset;
+pub mod progress;
 pub mod record;
 pub mod result;
 pub mod round;

@@ -33,6 +33,12 @@ pub struct ReviewerRecord {
     pub observed_model: Option<String>,
     #[serde(default)]
     pub attempts: Vec<Value>,
+    /// When the reviewer's quota resets, as its refusal said (§5); left out when none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resets: Option<String>,
+    /// A native reviewer's `prompt.md` (absolute), for the host's subagent; left out otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
     #[serde(default)]
     pub verdict: Option<String>,
     #[serde(default)]

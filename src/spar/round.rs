@@ -14,6 +14,8 @@ use super::classify::{self, FindingFacts};
 use super::config::{self, Angle, Config, Preset, SelectedReviewer, Status};
 use super::glob::CheckPaths;
 use super::location::{Copy, Document, EntryKind, LinkKind, Resolver};
+use super::preset;
+use super::progress;
 use super::record::{self, Finding, ReviewerRecord, Round};
 use super::result::{self, ResultContext};
 use super::summary;
@@ -393,6 +395,8 @@ fn base_record(sel: &SelectedReviewer, status: Status, reason: String) -> Review
         model: sel.model.as_ref().map(|m| m.value.clone()),
         observed_model: None,
         attempts: Vec::new(),
+        resets: None,
+        prompt: None,
         verdict: None,
         angles_checked: Vec::new(),
         angles_unchecked: Vec::new(),
@@ -415,8 +419,16 @@ struct Holding<'a> {
     standpoint: Option<&'a str>,
 }
 
-/// Runs one `command` reviewer; other presets are recorded without running (this build).
-fn run_reviewer(sel: &SelectedReviewer, workspace: &Path, holding: Holding<'_>) -> ReviewerRun {
+/// Runs one reviewer: a `command` reviewer's argv, or a claude, codex or agy CLI
+/// ([`preset::run_cli`]); a native reviewer is recorded pending with its `prompt.md`. `input` is
+/// what the reviewer is given (for agy the `-p` text); `report` gets one text per event.
+fn run_reviewer(
+    sel: &SelectedReviewer,
+    workspace: &Path,
+    holding: Holding<'_>,
+    input: &str,
+    report: &mut dyn FnMut(&str),
+) -> ReviewerRun {
     let started = now();
     let name = sel.name().to_string();
     let finish = |mut rec: ReviewerRecord, stdout: String, stderr: String, result| {
@@ -431,30 +443,44 @@ fn run_reviewer(sel: &SelectedReviewer, workspace: &Path, holding: Holding<'_>) 
     };
     match sel.preset() {
         Preset::Native => {
-            let rec = base_record(
+            let prompt = workspace.join(&name).join("prompt.md");
+            let mut rec = base_record(
                 sel,
                 Status::Pending,
                 format!(
-                "native: run a subagent on {name}/prompt.md and record it with `git spar record`"
-            ),
+                    "native: run a subagent on {} and record it with `git spar record <series> <round> {name} --transcript F`",
+                    prompt.display()
+                ),
             );
+            rec.prompt = Some(prompt.to_string_lossy().into_owned());
             return finish(rec, String::new(), String::new(), None);
         }
         Preset::Command => {}
-        other => {
-            let exe = sel.executable().unwrap_or(other.as_str());
-            let rec = match config::find_executable(exe, std::env::var_os("PATH").as_deref()) {
-                Err((status, why)) => base_record(sel, status, why),
-                Ok(_) => base_record(
-                    sel,
-                    Status::Unavailable,
-                    format!(
-                        "the {} preset is not run by this build yet; use a command reviewer",
-                        other.as_str()
-                    ),
-                ),
+        _ => {
+            let exe = match preset::executable(sel) {
+                Ok(p) => p,
+                Err((status, why)) => {
+                    let rec = base_record(sel, status, why);
+                    return finish(rec, String::new(), String::new(), None);
+                }
             };
-            return finish(rec, String::new(), String::new(), None);
+            let schema = std::fs::read_to_string(workspace.join("schema.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+                .map(|v| v.to_string())
+                .unwrap_or_default();
+            let cli = preset::run_cli(sel, &exe, workspace, input, &schema, report);
+            let mut rec = base_record(sel, Status::Completed, String::new());
+            rec.attempts = cli.attempts;
+            rec.observed_model = cli.observed_model;
+            rec.resets = cli.resets;
+            if let Some(status) = cli.status {
+                rec.status = status.as_str().into();
+                rec.reason = cli.reason;
+                return finish(rec, cli.stdout, cli.stderr, None);
+            }
+            let text = cli.result.unwrap_or_default();
+            return check_into(rec, &text, holding, cli.stdout, cli.stderr, finish);
         }
     }
     let argv = sel
@@ -535,21 +561,118 @@ fn run_reviewer(sel: &SelectedReviewer, workspace: &Path, holding: Holding<'_>) 
         );
         return finish(rec, r.stdout_tail, r.stderr_tail, None);
     }
+    let text = r.stdout_tail.clone();
+    check_into(rec, &text, holding, r.stdout_tail, r.stderr_tail, finish)
+}
+
+/// Runs the reviewers in parallel. On a terminal (`stderr`, and `NO_COLOR`-free or not, the
+/// lines carry no colour) one line per reviewer shows its state and elapsed time; elsewhere
+/// `progress` gets one line per event: `spar: <round>: <reviewer>: <event>`.
+fn run_parallel<'h>(
+    selected: &[SelectedReviewer],
+    given: &[String],
+    workspace: &Path,
+    round_name: &str,
+    holding: impl Fn(&SelectedReviewer) -> Holding<'h>,
+    progress: &mut dyn FnMut(&str),
+) -> Vec<ReviewerRun> {
+    use std::io::IsTerminal;
+    use std::sync::mpsc;
+    enum Msg {
+        Event(String),
+        Done(String),
+    }
+    let live = std::io::stderr().is_terminal();
+    let (tx, rx) = mpsc::channel::<(usize, Msg)>();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = selected
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let tx = tx.clone();
+                let h = holding(s);
+                let input = given.get(i).map(String::as_str).unwrap_or("");
+                scope.spawn(move || {
+                    let mut report = |e: &str| {
+                        let _ = tx.send((i, Msg::Event(e.to_string())));
+                    };
+                    let r = run_reviewer(s, workspace, h, input, &mut report);
+                    let _ = tx.send((i, Msg::Done(r.record.status.clone())));
+                    r
+                })
+            })
+            .collect();
+        drop(tx);
+        let names: Vec<&str> = selected.iter().map(|s| s.name()).collect();
+        let mut board = progress::Board::new(&names);
+        if live {
+            board.draw();
+        }
+        loop {
+            match rx.recv_timeout(Duration::from_secs(1)) {
+                Ok((i, Msg::Event(e))) => {
+                    if live {
+                        board.event(i, &e);
+                    } else {
+                        // One line per event, however long the command it names.
+                        let line = e.lines().next().unwrap_or("");
+                        let mut short: String = line.chars().take(200).collect();
+                        if short.len() < e.len() {
+                            short.push('…');
+                        }
+                        progress(&format!("spar: {round_name}: {}: {short}", names[i]));
+                    }
+                }
+                Ok((i, Msg::Done(status))) => board.done(i, &status),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            if live {
+                board.draw();
+            }
+        }
+        if live {
+            board.draw();
+        }
+        handles
+            .into_iter()
+            .zip(selected.iter())
+            .map(|(h, s)| {
+                h.join().unwrap_or_else(|_| ReviewerRun {
+                    record: base_record(s, Status::Failed, "the reviewer's runner panicked".into()),
+                    stdout: String::new(),
+                    stderr: String::new(),
+                    result: None,
+                })
+            })
+            .collect()
+    })
+}
+
+/// Holds a reviewer's result text to G1–G6 and records how it came out.
+fn check_into(
+    mut rec: ReviewerRecord,
+    text: &str,
+    holding: Holding<'_>,
+    stdout: String,
+    stderr: String,
+    finish: impl FnOnce(ReviewerRecord, String, String, Option<result::ReviewerResult>) -> ReviewerRun,
+) -> ReviewerRun {
     let ctx = ResultContext {
         head: holding.head,
         requested_angles: holding.angles,
         round_has_standpoints: holding.round_has_standpoints,
         reviewer_standpoint: holding.standpoint,
     };
-    match result::check_result(&r.stdout_tail, &ctx) {
+    match result::check_result(text, &ctx) {
         Err(invalid) => {
             rec.status = Status::InvalidOutput.as_str().into();
             rec.reason = invalid.reason;
-            finish(rec, r.stdout_tail, r.stderr_tail, None)
+            finish(rec, stdout, stderr, None)
         }
         Ok(res) => {
             apply_result(&mut rec, &res);
-            finish(rec, r.stdout_tail, r.stderr_tail, Some(res))
+            finish(rec, stdout, stderr, Some(res))
         }
     }
 }
@@ -850,6 +973,8 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
     store::atomic_write(&workspace.join("schema.json"), &schema_bytes)?;
     // Each reviewer's input: recorded as `<reviewer>/input.md` in rounds with standpoints.
     let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
+    // What each reviewer is given, in the order of `selected`.
+    let mut given: Vec<String> = Vec::new();
     for sel in &selected {
         let dir = workspace.join(sel.name());
         std::fs::create_dir_all(&dir).ctx(format!("creating {}", dir.display()))?;
@@ -858,11 +983,24 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
         } else {
             "input.md"
         };
-        let input = reviewer_input(&packet, sel.name(), &req.standpoints);
+        let mut input = reviewer_input(&packet, sel.name(), &req.standpoints);
+        if sel.preset() == Preset::Agy {
+            // agy is given the command guidance and the instructions with -p; a large packet
+            // goes to PACKET.md and -p says where it is.
+            let (text, packet_file) = preset::agy::prompt(&packet, &input);
+            if let Some(p) = packet_file {
+                store::atomic_write(&workspace.join(preset::agy::PACKET_FILE), p.as_bytes())?;
+            }
+            input = text;
+        }
         store::atomic_write(&dir.join(file), input.as_bytes())?;
         if with_standpoints {
-            inputs.push((format!("{}/input.md", sel.name()), input.into_bytes()));
+            inputs.push((
+                format!("{}/input.md", sel.name()),
+                input.clone().into_bytes(),
+            ));
         }
+        given.push(input);
     }
 
     let started_at = now();
@@ -885,37 +1023,19 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
                 s.preset().as_str()
             ));
         }
-        let results: Vec<ReviewerRun> = std::thread::scope(|scope| {
-            let handles: Vec<_> = selected
-                .iter()
-                .map(|s| {
-                    let holding = Holding {
-                        head: &head_hex,
-                        angles: &angles,
-                        round_has_standpoints: with_standpoints,
-                        standpoint: standpoint_of(&req.standpoints, s.name()),
-                    };
-                    let ws = &workspace;
-                    scope.spawn(move || run_reviewer(s, ws, holding))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .zip(selected.iter())
-                .map(|(h, s)| {
-                    h.join().unwrap_or_else(|_| ReviewerRun {
-                        record: base_record(
-                            s,
-                            Status::Failed,
-                            "the reviewer's runner panicked".into(),
-                        ),
-                        stdout: String::new(),
-                        stderr: String::new(),
-                        result: None,
-                    })
-                })
-                .collect()
-        });
+        let results = run_parallel(
+            &selected,
+            &given,
+            &workspace,
+            &round_name,
+            |s| Holding {
+                head: &head_hex,
+                angles: &angles,
+                round_has_standpoints: with_standpoints,
+                standpoint: standpoint_of(&req.standpoints, s.name()),
+            },
+            progress,
+        );
         for r in &results {
             progress(&format!(
                 "spar: {round_name}: {} {}{}",
@@ -1247,21 +1367,33 @@ pub struct RecordOutcome {
     pub findings: Vec<Finding>,
 }
 
-/// Records a result for a reviewer of an existing round, with the same checks as a run.
+/// What `git spar record` is given.
+#[derive(Debug, Clone)]
+pub enum RecordInput {
+    /// `--result F`: the reviewer's result object.
+    Result(PathBuf),
+    /// `--transcript F`: a Claude Code transcript of the native subagent (G15).
+    Transcript(PathBuf),
+}
+
+/// Records a result for a reviewer of an existing round, with the same checks as a run: a
+/// result file, or a native subagent's transcript with its G15 warnings.
 pub fn record_result(
     store: &Store,
     series: &str,
     round_name: &str,
     reviewer: &str,
-    result_file: &Path,
+    input: &RecordInput,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RecordOutcome> {
     check_series(series)?;
-    let text = std::fs::read_to_string(result_file).map_err(|e| {
-        Error::refused(format!(
-            "--result {}: cannot be read: {e}",
-            result_file.display()
-        ))
+    let (option, file) = match input {
+        RecordInput::Result(f) => ("--result", f),
+        RecordInput::Transcript(f) => ("--transcript", f),
+    };
+    let raw = std::fs::read_to_string(file).map_err(|e| {
+        Error::refused(format!("{option} {}: cannot be read: {e}", file.display()))
+            .hint("name a readable file")
     })?;
     let _lock = store::lock(
         store.common_dir(),
@@ -1313,8 +1445,48 @@ pub fn record_result(
         round_has_standpoints: round.has_standpoints(),
         reviewer_standpoint: standpoint_of(&standpoints, reviewer),
     };
+    // A transcript: its result, its observed model and its warnings (G15).
+    let mut text = raw.clone();
+    let mut warnings = Vec::new();
+    let mut no_answer = false;
+    if let RecordInput::Transcript(f) = input {
+        let ws = store
+            .common_dir()
+            .join("spar/workspaces")
+            .join(series)
+            .join(round_name);
+        let prompt = rec
+            .prompt
+            .as_ref()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| ws.join(reviewer).join("prompt.md"));
+        let workspace = prompt
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or(ws);
+        let t = preset::native::read(&raw, &workspace, &prompt).map_err(|why| {
+            Error::refused(format!(
+                "--transcript {}: not a Claude Code transcript: {why}",
+                f.display()
+            ))
+            .hint("give the subagent's transcript (JSONL), or its result with --result")
+        })?;
+        no_answer = t.result.is_none();
+        text = t.result.unwrap_or_default();
+        rec.observed_model = t.observed_model;
+        warnings = t
+            .warnings
+            .iter()
+            .map(|w| format!("{reviewer}: {w}"))
+            .collect();
+    }
     let mut new_findings = Vec::new();
     match result::check_result(&text, &ctx_result) {
+        Err(_) if no_answer => {
+            rec.status = Status::InvalidOutput.as_str().into();
+            rec.reason = "the transcript holds no StructuredOutput call and no final answer".into();
+        }
         Err(invalid) => {
             rec.status = Status::InvalidOutput.as_str().into();
             rec.reason = invalid.reason;
@@ -1362,6 +1534,10 @@ pub fn record_result(
     }
     rec.finished_at = Some(now());
     round.reviewers[idx] = rec;
+    // The reviewer's warnings are those of its newest record.
+    let prefix = format!("{reviewer}: ");
+    round.warnings.retain(|w| !w.starts_with(&prefix));
+    round.warnings.extend(warnings);
     settle_standpoints(&mut round);
     let rec = round.reviewers[idx].clone();
     let mut findings: Vec<Finding> = record::load_findings(store, series, round_name)?
@@ -1378,7 +1554,7 @@ pub fn record_result(
         ("findings.json".to_string(), record::pretty(&findings)),
         ("ledger.jsonl".to_string(), ledger),
         ("summary.md".to_string(), summary_md.clone().into_bytes()),
-        (format!("{reviewer}/output.txt"), text.into_bytes()),
+        (format!("{reviewer}/output.txt"), raw.into_bytes()),
     ];
     let tip = record::series_tip(store, series)?;
     record::write_round(

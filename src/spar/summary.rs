@@ -80,7 +80,11 @@ pub fn render(round: &Round, findings: &[Finding]) -> String {
             r.status,
             r.verdict.as_deref().unwrap_or("-"),
             r.observed_model.as_deref().unwrap_or("-"),
-            cell(if r.reason.is_empty() { "-" } else { &r.reason })
+            cell(&match (r.reason.is_empty(), &r.resets) {
+                (true, _) => "-".to_string(),
+                (false, Some(at)) => format!("{} (resets {at})", r.reason),
+                (false, None) => r.reason.clone(),
+            })
         ));
     }
     let mut angles = String::new();
@@ -122,6 +126,13 @@ pub fn render(round: &Round, findings: &[Finding]) -> String {
     }
     if round.has_standpoints() {
         s.push_str(&standpoints(round));
+    }
+    // G15: what a native transcript showed (kinds and tools only); nothing without any.
+    if !round.warnings.is_empty() {
+        s.push_str("\n## Warnings\n\n");
+        for w in &round.warnings {
+            s.push_str(&format!("- {}\n", cell(w)));
+        }
     }
     s.push_str(&format!("\n## Findings ({})\n\n", findings.len()));
     if findings.is_empty() {

@@ -367,3 +367,49 @@ fn input_forms_of_the_seed() {
         report.failures.join("\n")
     );
 }
+
+/// G11: every shell line of the seed's list (and a few more), against the agy shell check. A
+/// violation's reason names the first problem exactly.
+#[test]
+fn agy_shell_lines_of_the_seed() {
+    use rails_spar::spar::preset::shell::check_line;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/input-forms.json");
+    let data: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let forms = &data["agy_commands"];
+    let mut failures = Vec::new();
+    let mut cases = 0;
+    for key in ["accepted", "accepted_before"] {
+        for line in forms[key].as_array().expect(key) {
+            cases += 1;
+            let line = line.as_str().expect("a line");
+            if let Err(why) = check_line(line) {
+                failures.push(format!(
+                    "{line:?}: refused ({why}), but the seed accepts it"
+                ));
+            }
+        }
+    }
+    for key in ["violations", "extra_violations"] {
+        for case in forms[key].as_array().expect(key) {
+            cases += 1;
+            let line = str_of(case, "line");
+            let want = str_of(case, "first_problem");
+            match check_line(line) {
+                Ok(()) => failures.push(format!(
+                    "{line:?}: accepted, but it is a violation ({want})"
+                )),
+                Err(got) if got != want => {
+                    failures.push(format!("{line:?}: first problem {got:?}, want {want:?}"))
+                }
+                Err(_) => {}
+            }
+        }
+    }
+    assert!(cases >= 78, "only {cases} lines read");
+    assert!(
+        failures.is_empty(),
+        "{} of {cases} shell lines failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
