@@ -1044,6 +1044,116 @@ pub fn gate(store: &Store, req: &GateRequest) -> Result<GateOutcome> {
         Some(o) => Some(check_gate_out(o, &targets)?),
         None => None,
     };
+    // The decision is a function of the series tips, the list and --expect-head: a gate asked
+    // again (every push) reads one small file instead of every round.
+    let cache = GateCache::new(store, &targets, req.expect_head.as_deref());
+    let (passed, reasons, mut document) = match cache.as_ref().and_then(|c| c.read()) {
+        Some(hit) => hit,
+        None => {
+            let decided = decide(store, req, &targets)?;
+            if let Some(c) = &cache {
+                c.write(&decided);
+            }
+            decided
+        }
+    };
+    document["at"] = json!(now());
+    if let Some((path, previous)) = out {
+        document["previous_gate_digest"] = json!(previous);
+        store::atomic_write(&path, &record::pretty(&document))?;
+    }
+    Ok(GateOutcome {
+        passed,
+        document,
+        reasons,
+    })
+}
+
+/// Where a gate's decision is kept: `<common dir>/spar/cache/gate/<key>.json`, the key being
+/// the sha256 of this build, the listed rounds, the tip of each of their series and what
+/// `--expect-head` resolves to. A newer record moves a tip, so it is never served stale; an
+/// entry that cannot be read is decided again.
+struct GateCache {
+    path: PathBuf,
+}
+
+/// Entries kept; the oldest are removed beyond this.
+const GATE_CACHE_ENTRIES: usize = 64;
+
+type Decided = (bool, Vec<String>, Value);
+
+impl GateCache {
+    fn new(store: &Store, targets: &[(String, String)], expect: Option<&str>) -> Option<GateCache> {
+        let mut series: Vec<&str> = targets.iter().map(|(s, _)| s.as_str()).collect();
+        series.sort();
+        series.dedup();
+        let mut tips = Vec::new();
+        for s in series {
+            let tip = record::series_tip(store, s).ok()?;
+            tips.push(json!([s, tip.map(|t| t.to_string())]));
+        }
+        let expect = expect.map(|rev| match store.resolve_commit(rev) {
+            Ok(id) => json!({"rev": rev, "id": id.to_string()}),
+            Err(e) => json!({"rev": rev, "error": e.message}),
+        });
+        let key = json!({
+            "cache": "spar-gate/1",
+            "build": env!("CARGO_PKG_VERSION"),
+            "rounds": targets,
+            "tips": tips,
+            "expect_head": expect,
+        });
+        let digest = sha256_hex(key.to_string().as_bytes());
+        Some(GateCache {
+            path: store
+                .common_dir()
+                .join("spar/cache/gate")
+                .join(format!("{digest}.json")),
+        })
+    }
+
+    fn read(&self) -> Option<Decided> {
+        let v: Value = serde_json::from_slice(&std::fs::read(&self.path).ok()?).ok()?;
+        let reasons = v["reasons"]
+            .as_array()?
+            .iter()
+            .map(|r| r.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()?;
+        let document = v.get("document")?.clone();
+        if document.get("schema").and_then(Value::as_str) != Some(GATE_SCHEMA) {
+            return None;
+        }
+        Some((v["passed"].as_bool()?, reasons, document))
+    }
+
+    /// Best effort: a repository that cannot be written still gets its gate decided.
+    fn write(&self, (passed, reasons, document): &Decided) {
+        let entry = json!({"passed": passed, "reasons": reasons, "document": document});
+        if store::atomic_write(&self.path, &record::pretty(&entry)).is_err() {
+            return;
+        }
+        let Some(dir) = self.path.parent() else {
+            return;
+        };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+            .collect();
+        if files.len() > GATE_CACHE_ENTRIES {
+            files.sort();
+            for (_, old) in &files[..files.len() - GATE_CACHE_ENTRIES] {
+                let _ = std::fs::remove_file(old);
+            }
+        }
+    }
+}
+
+/// The gate's decision over the listed rounds, without the time it was asked at.
+fn decide(store: &Store, req: &GateRequest, targets: &[(String, String)]) -> Result<Decided> {
     let mut reasons: Vec<String> = Vec::new();
     let mut listed: Vec<Listed> = Vec::new();
     for (i, (s, r)) in targets.iter().enumerate() {
@@ -1230,7 +1340,7 @@ pub fn gate(store: &Store, req: &GateRequest) -> Result<GateOutcome> {
         .map(|r| r.split_whitespace().collect::<Vec<_>>().join(" "))
         .collect();
     let passed = reasons.is_empty();
-    let mut document = json!({
+    let document = json!({
         "schema": GATE_SCHEMA,
         "result": if passed { "passed" } else { "blocked" },
         "reasons": reasons,
@@ -1242,17 +1352,9 @@ pub fn gate(store: &Store, req: &GateRequest) -> Result<GateOutcome> {
         "growth": growth,
         "standpoints_uncovered": uncovered,
         "previous_gate_digest": Value::Null,
-        "at": now(),
+        "at": Value::Null,
     });
-    if let Some((path, previous)) = out {
-        document["previous_gate_digest"] = json!(previous);
-        store::atomic_write(&path, &record::pretty(&document))?;
-    }
-    Ok(GateOutcome {
-        passed,
-        document,
-        reasons,
-    })
+    Ok((passed, reasons, document))
 }
 
 /// The number of a round name `<stage>-<n>` (0 when it has none), so `code-10` follows `code-9`.

@@ -790,3 +790,59 @@ fn writes_wait_for_the_series_lock_and_the_gate_does_not() {
     holder.wait().unwrap();
     fx.spar(&["gate", "s:code-1"]).ok();
 }
+
+/// A gate asked again is served from `<git dir>/spar/cache/gate/`; the same decision as a cold
+/// one, never stale after a new record, and a damaged entry is decided again.
+#[test]
+fn gate_decisions_are_cached_by_series_tip_and_never_stale() {
+    let fx = Fixture::new("check_paths = [\"checks/**\"]\n");
+    mixed_round(&fx);
+    let cache = fx.repo.path().join(".git/spar/cache/gate");
+    let gate = || fx.spar(&["gate", "s:code-1", "--json"]);
+    let doc = |r: &Run| -> Value {
+        let mut v: Value = serde_json::from_str(&r.stdout).unwrap();
+        v.as_object_mut().unwrap().remove("at");
+        v
+    };
+    let cold = gate();
+    assert_eq!(cold.code, 2, "{cold}");
+    let entries = || std::fs::read_dir(&cache).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(entries(), 1);
+    let warm = gate();
+    assert_eq!((warm.code, doc(&warm)), (2, doc(&cold)));
+    assert_eq!(warm.stderr, cold.stderr);
+
+    // A damaged entry is decided again (and rewritten).
+    let entry = std::fs::read_dir(&cache)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::write(&entry, "{not json").unwrap();
+    let again = gate();
+    assert_eq!((again.code, doc(&again)), (2, doc(&cold)));
+    assert!(std::fs::read_to_string(&entry)
+        .unwrap()
+        .contains("\"passed\""));
+
+    // Triage moves the series tip: the next gate decides anew and passes.
+    let t = |args: &[&str]| {
+        let mut all = vec!["triage", "s", "code-1"];
+        all.extend_from_slice(args);
+        fx.spar(&all).ok();
+    };
+    t(&["lint-F2", "answered", "--user-quote", "yes"]);
+    t(&["lint-F1", "rejected", "--evidence", "not a bug"]);
+    t(&["lint-F5", "rejected", "--evidence", "not a bug"]);
+    let after = gate();
+    assert_eq!(after.code, 0, "{after}");
+    assert_eq!(entries(), 2);
+    // --expect-head is part of the key: a different answer is not served from the entry above.
+    let moved = fx.spar(&["gate", "s:code-1", "--expect-head", "HEAD~1"]);
+    assert_eq!(moved.code, 2, "{moved}");
+    assert!(
+        moved.stdout.contains("the change moved after review"),
+        "{moved}"
+    );
+}
