@@ -725,3 +725,95 @@ fn refuse_outcome(req: &Request<'_>, check: &Check, o: &checks::Outcome) -> Resu
         }
     }
 }
+
+// ---- Replay: used by `git rails sync` to merge evidence chains that diverged between clones.
+// Kept apart from `transition` on purpose: it applies a transition that was already observed
+// (its record is given) through the same table (`check_allowed`), without running anything.
+
+impl Transition {
+    /// The transition a `Rails-Transition:` trailer names.
+    pub fn parse(s: &str) -> Option<Transition> {
+        Some(match s {
+            "red" => Transition::Red,
+            "green" => Transition::Green,
+            "surface" => Transition::Surface,
+            "cleanup" => Transition::Cleanup,
+            "reopen" => Transition::Reopen,
+            "recheck" => Transition::Recheck,
+            _ => return None,
+        })
+    }
+}
+
+/// An empty state of a sprint (what a chain starts from).
+pub fn empty_state(sprint: &str) -> State {
+    State::new(sprint)
+}
+
+/// Applies one already-recorded transition to `state`, refused exactly when `transition` would
+/// refuse it from this state. Returns the stem of the record's files in the evidence tree
+/// (`cycles/<criterion>/<n>/<name>`, without `.json`/`.log`), derived as `transition` derives it.
+pub fn replay(
+    state: &mut State,
+    req: &Request<'_>,
+    check: &Check,
+    record: Record,
+) -> Result<String> {
+    let id = req.criterion;
+    let proof = Proof::of(check.kind);
+    let mut c = state
+        .criteria
+        .get(id)
+        .cloned()
+        .unwrap_or_else(|| Criterion::new(proof));
+    check_allowed(req, &c, check)?;
+    let base = format!("cycles/{id}/{}", c.cycle);
+    let stem = match req.transition {
+        Transition::Cleanup => format!("{base}/cleanup-{}", c.cleanup_receipts.len() + 1),
+        Transition::Recheck => format!("{base}/recheck-{}", c.rechecks.len() + 1),
+        t => format!("{base}/{}", t.as_str()),
+    };
+    let mut binding_by = None;
+    match req.transition {
+        Transition::Red => {
+            c.status = CriterionStatus::Red;
+            c.proven_spec = Some(spec_value(check));
+        }
+        Transition::Green => {
+            c.status = CriterionStatus::Green;
+            binding_by = Some("green");
+        }
+        Transition::Surface => {
+            c.status = CriterionStatus::Surfaced;
+            if c.proof == Proof::Review {
+                c.proven_spec = Some(spec_value(check));
+                binding_by = Some("surface");
+            }
+        }
+        Transition::Recheck => binding_by = Some("recheck"),
+        Transition::Cleanup | Transition::Reopen => {}
+    }
+    if let (Some(by), Some(tree)) = (binding_by, &record.tree) {
+        c.binding = Some(Binding {
+            tree: tree.clone(),
+            head: record.head.clone(),
+            dirty: record.dirty.unwrap_or(false),
+            by: by.to_string(),
+        });
+    }
+    match req.transition {
+        Transition::Red => c.red = Some(record),
+        Transition::Green => c.green = Some(record),
+        Transition::Surface => c.surface = Some(record),
+        Transition::Recheck => c.rechecks.push(record),
+        Transition::Cleanup => c.cleanup_receipts.push(record),
+        Transition::Reopen => {
+            let archived = c.archived_cycles + 1;
+            c = Criterion::new(c.proof);
+            c.cycle = archived + 1;
+            c.archived_cycles = archived;
+        }
+    }
+    state.criteria.insert(id.to_string(), c);
+    Ok(stem)
+}
