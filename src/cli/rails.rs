@@ -1221,12 +1221,7 @@ pub fn cmd_sync(a: SyncArgs, prog: &str) -> Result<Outcome> {
         }
         return Ok(Outcome::Ok);
     }
-    let quiet = a.json;
-    let mut progress = |line: &str| {
-        if !quiet || std::env::var_os("RAILS_SYNC_VERBOSE").is_some() {
-            eprintln!("{prog}: {line}");
-        }
-    };
+    let mut progress = |line: &str| eprintln!("{prog}: {line}");
     let report = crate::sync::sync(
         &store,
         &crate::sync::Options {

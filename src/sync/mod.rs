@@ -156,8 +156,8 @@ fn git(store: &Store, args: &[String]) -> Result<(bool, String, String)> {
 }
 
 /// Fetches the remote's records into the staging namespace.
-pub fn fetch(store: &Store, remote: &str, notes: &mut Vec<String>) -> Result<()> {
-    let mut args: Vec<String> = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head"]
+pub fn fetch(store: &Store, remote: &str) -> Result<()> {
+    let mut args: Vec<String> = ["fetch", "--no-tags", "--no-write-fetch-head"]
         .iter()
         .map(|s| s.to_string())
         .collect();
@@ -165,12 +165,22 @@ pub fn fetch(store: &Store, remote: &str, notes: &mut Vec<String>) -> Result<()>
     args.extend(fetch_refspecs(remote));
     let (ok, _, err) = git(store, &args)?;
     if !ok {
-        if err.contains("rejected") {
-            // A staged ref the remote rewrote: the fetch keeps the old one; say so.
-            notes.push(format!(
-                "the remote rewrote records (the fetch refused to overwrite them): {}",
-                err.trim()
-            ));
+        let rejected: Vec<&str> = err
+            .lines()
+            .filter(|l| l.contains("[rejected]"))
+            .map(str::trim)
+            .collect();
+        if !rejected.is_empty() {
+            // The remote's record moved to something that does not contain what was fetched
+            // before: it was rewritten there. The fetch kept the staged copy; nothing merges.
+            return Err(Error::refused(format!(
+                "{remote} rewrote records that were fetched before (the fetch refused to overwrite them, nothing was merged or pushed):\n  {}",
+                rejected.join("\n  ")
+            ))
+            .hint(format!(
+                "find out who rewrote them, and install the server-side hook there (`git rails hooks install` in the bare repository); the copies fetched before are under {}",
+                staging_prefix(remote)
+            )));
         } else {
             return Err(
                 Error::internal(format!("git fetch {remote} failed: {}", err.trim()))
@@ -238,6 +248,29 @@ fn reconcile(
         // Diverged.
         let merged = if let Some(sprint) = name.strip_prefix(refs::CONTRACTS) {
             let (local, remote_side, shared) = merge::contract_sides(store, ours, theirs)?;
+            let same =
+                |x: &VersionSide, y: &VersionSide| x.version == y.version && x.digest == y.digest;
+            if local.len() == remote_side.len()
+                && local.iter().zip(&remote_side).all(|(x, y)| same(x, y))
+            {
+                // The same contents frozen twice (two clones froze one committed draft): no
+                // conflict. The remote's commits win, since the remote cannot take ours without
+                // a rewrite; ours stay reachable under refs/rails-sync/kept/.
+                let kept = format!("refs/rails-sync/kept/contracts/{sprint}/{ours}");
+                store.cas_ref(&kept, ours, None, "sync: the same versions, frozen twice")?;
+                if store.cas_ref(
+                    name,
+                    theirs,
+                    Some(ours),
+                    "sync: the same versions as the remote",
+                )? {
+                    report.notes.push(format!(
+                        "{name}: this clone and {remote} froze the same contents; now at {remote}'s commits (this clone's kept at {kept})"
+                    ));
+                    return Ok(Reconciled::Done(result("same-contents", Some(theirs))));
+                }
+                continue;
+            }
             let conflict = Conflict {
                 name: name.to_string(),
                 kind: "contract-version".into(),
@@ -342,7 +375,7 @@ pub fn sync(store: &Store, opts: &Options<'_>, progress: &mut dyn FnMut(&str)) -
         report.conflicts.clear();
         report.pushed.clear();
         progress(&format!("fetching records from {remote}"));
-        fetch(store, remote, &mut report.notes)?;
+        fetch(store, remote)?;
         let remote_tips = staged(store, remote)?;
         let mut conflicted = Vec::new();
         for (name, theirs) in &remote_tips {
@@ -452,8 +485,7 @@ pub fn sync(store: &Store, opts: &Options<'_>, progress: &mut dyn FnMut(&str)) -
 pub fn keep_remote(store: &Store, remote: &str, sprint: &str) -> Result<(ObjectId, ObjectId)> {
     check_remote(store, remote)?;
     crate::contract::check_sprint(sprint)?;
-    let mut notes = Vec::new();
-    fetch(store, remote, &mut notes)?;
+    fetch(store, remote)?;
     let name = format!("{}{sprint}", refs::CONTRACTS);
     let staged_name = format!("{}rails/contracts/{sprint}", staging_prefix(remote));
     let theirs = store.ref_target(&staged_name)?.ok_or_else(|| {

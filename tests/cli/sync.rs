@@ -767,3 +767,108 @@ fn three_clones_writing_and_syncing_concurrently_converge_with_nothing_lost() {
         elapsed
     );
 }
+
+#[test]
+fn diverged_pipeline_chains_replay_their_events_and_report_the_one_that_no_longer_applies() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = team(2);
+    let (a, b) = (&t.clones[0], &t.clones[1]);
+    freeze(a, "P", json!([needs_file("c1", "proof-1")]));
+    // A planner that always fails: the run escalates after its attempts.
+    let failing = t.tmp("failing-planner.sh");
+    std::fs::write(&failing, "#!/bin/sh\necho no >&2\nexit 1\n").unwrap();
+    std::fs::set_permissions(&failing, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let toml = format!(
+        "[actors.harang]\ncommand = [{}]\ntimeoutSeconds = 10\n\n[retry]\nbackoffSeconds = 0\nmaxAttempts = 1\n",
+        json!(failing.display().to_string())
+    );
+    a.write(".rails/config.toml", &toml);
+    let run = a.rails(&["pipeline", "run", "P"]);
+    assert_ne!(run.code, 0, "{run}");
+    let st = a.rails(&["pipeline", "status", "P", "--json"]);
+    st.ok();
+    assert_eq!(st.json()["state"], "escalated", "{st}");
+    a.rails(&["sync"]).ok();
+    b.rails(&["sync"]).ok();
+    let shared = st.json()["history"].as_array().unwrap().len();
+    // Both clones abort the escalated run; A's abort comes first.
+    a.rails(&["pipeline", "abort", "P", "--reason", "a stops it"])
+        .ok();
+    b.rails(&["pipeline", "abort", "P", "--reason", "b stops it"])
+        .ok();
+    let b_tip = rev(b, "refs/rails/pipeline/P").unwrap();
+    a.rails(&["sync"]).ok();
+    let run = b.rails(&["sync", "--json"]);
+    run.code(1);
+    let doc = run.json();
+    assert_eq!(doc["rejected"].as_array().unwrap().len(), 1, "{run}");
+    assert_eq!(
+        doc["rejected"][0]["transition"],
+        "ABORT escalated -> aborted"
+    );
+    let tip = rev(b, "refs/rails/pipeline/P").unwrap();
+    assert!(is_ancestor(b, &b_tip, &tip));
+    let st = b.rails(&["pipeline", "status", "P", "--json"]);
+    st.ok();
+    let doc = st.json();
+    assert_eq!(doc["state"], "aborted");
+    let history = doc["history"].as_array().unwrap();
+    assert_eq!(history.len(), shared + 1, "{st}");
+    assert_eq!(history.last().unwrap()["reason"], "a stops it");
+    let seqs: Vec<u64> = history.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (1..=history.len() as u64).collect::<Vec<_>>());
+    a.rails(&["sync"]).ok();
+    assert_eq!(records(a), records(b));
+}
+
+#[test]
+fn the_same_contract_frozen_in_two_clones_is_not_a_conflict() {
+    let t = team(2);
+    let (a, b) = (&t.clones[0], &t.clones[1]);
+    freeze(a, "S", json!([needs_file("c1", "proof-1")]));
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    freeze(b, "S", json!([needs_file("c1", "proof-1")]));
+    let b_tip = rev(b, "refs/rails/contracts/S").unwrap();
+    let a_tip = rev(a, "refs/rails/contracts/S").unwrap();
+    assert_ne!(a_tip, b_tip, "two commits (different times)");
+    a.rails(&["sync"]).ok();
+    b.rails(&["sync"])
+        .ok()
+        .stderr_has("froze the same contents");
+    assert_eq!(rev(b, "refs/rails/contracts/S").unwrap(), a_tip);
+    assert_eq!(
+        rev(b, &format!("refs/rails-sync/kept/contracts/S/{b_tip}")).unwrap(),
+        b_tip
+    );
+}
+
+#[test]
+fn a_remote_without_the_hook_that_rewrote_records_is_refused_not_followed() {
+    let t = team(2);
+    std::fs::remove_file(t.remote.path().join("hooks/pre-receive")).unwrap();
+    let (a, b) = (&t.clones[0], &t.clones[1]);
+    freeze(a, "S", json!([needs_file("c1", "proof-1")]));
+    a.rails(&["sync"]).ok();
+    b.rails(&["sync"]).ok();
+    let v1 = rev(b, "refs/rails/contracts/S").unwrap();
+    let forged = a
+        .git(&["commit-tree", "-m", "forged", &format!("{v1}^{{tree}}")])
+        .trim()
+        .to_string();
+    a.git_run(&[
+        "push",
+        "-q",
+        "origin",
+        &format!("+{forged}:refs/rails/contracts/S"),
+    ])
+    .ok();
+    let run = b.rails(&["sync"]);
+    run.code(65)
+        .stderr_has("origin rewrote records")
+        .stderr_has("refs/rails/contracts/S");
+    assert_eq!(rev(b, "refs/rails/contracts/S").unwrap(), v1);
+    assert_eq!(
+        rev(b, "refs/rails-sync/origin/rails/contracts/S").unwrap(),
+        v1
+    );
+}
