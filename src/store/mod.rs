@@ -678,6 +678,18 @@ impl Store {
         Ok(out)
     }
 
+    /// The blob id at `path` in `tree`, or None.
+    pub fn blob_id_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .ctx(format!("reading tree {tree}"))?;
+        let entry = tree
+            .lookup_entry_by_path(path)
+            .ctx(format!("looking up {path}"))?;
+        Ok(entry.filter(|e| e.mode().is_blob()).map(|e| e.object_id()))
+    }
+
     /// A blob's bytes.
     pub fn blob(&self, id: ObjectId) -> Result<Vec<u8>> {
         Ok(self

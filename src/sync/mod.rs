@@ -405,6 +405,16 @@ pub fn sync(store: &Store, opts: &Options<'_>, progress: &mut dyn FnMut(&str)) -
             if theirs == Some(*tip) {
                 continue;
             }
+            // The lease would let a non-fast-forward through: push only what contains the
+            // remote's record (a local writer can only have added on top since the merge).
+            if let Some(t) = theirs {
+                if !store.is_ancestor(&t.to_string(), &tip.to_string())? {
+                    report.notes.push(format!(
+                        "{name} does not contain {remote}'s record; not pushed (run `git rails sync {remote}` again)"
+                    ));
+                    continue;
+                }
+            }
             if !remote_tips.contains_key(name) {
                 report.refs.push(RefResult {
                     name: name.clone(),
