@@ -280,6 +280,18 @@ fn causal_order(commits: &[CommitInfo], key: &HashMap<ObjectId, i128>) -> Vec<Ob
     out
 }
 
+/// The commits an earlier merge already found illegal (kept under `rejected/` in either tip):
+/// a later merge keeps them there without reporting them again.
+fn known_rejections(store: &Store, ours: ObjectId, theirs: ObjectId) -> Result<BTreeSet<String>> {
+    let mut out = BTreeSet::new();
+    for tip in [ours, theirs] {
+        for name in store.list_dir(tip, "rejected")? {
+            out.insert(name.trim_end_matches(".json").to_string());
+        }
+    }
+    Ok(out)
+}
+
 /// Merges two evidence tips of `sprint`: every transition of both, replayed in causal and then
 /// time order through the evidence state machine.
 pub fn evidence(
@@ -304,6 +316,7 @@ pub fn evidence(
         }
     }
     let order = causal_order(&commits, &key);
+    let known = known_rejections(store, ours, theirs)?;
 
     let mut checks: HashMap<(String, String), Option<crate::contract::schema::Check>> =
         HashMap::new();
@@ -352,12 +365,14 @@ pub fn evidence(
                 if let Some((p, log)) = &o.log {
                     files.insert(format!("{dir}/{p}"), store.blob_id(log)?);
                 }
-                rejected.push(Rejected {
-                    refname: refname.to_string(),
-                    commit: id.to_string(),
-                    transition: format!("{} {}", o.transition.as_str(), o.criterion),
-                    reason: e.message.lines().next().unwrap_or("").to_string(),
-                });
+                if !known.contains(&id.to_string()) {
+                    rejected.push(Rejected {
+                        refname: refname.to_string(),
+                        commit: id.to_string(),
+                        transition: format!("{} {}", o.transition.as_str(), o.criterion),
+                        reason: e.message.lines().next().unwrap_or("").to_string(),
+                    });
+                }
             }
         }
     }
@@ -458,6 +473,7 @@ pub fn pipeline(
     let mut last_state: Option<Value> = None;
     let mut seq = 0u64;
     let mut rejected = Vec::new();
+    let known = known_rejections(store, ours, theirs)?;
     for id in causal_order(&commits, &key) {
         let Some(e) = evs.remove(&id) else { continue };
         let kind = e.event.get("event").and_then(Value::as_str).unwrap_or("");
@@ -471,6 +487,9 @@ pub fn pipeline(
         bytes.push(b'\n');
         if !legal {
             files.insert(format!("rejected/{id}.json"), store.blob_id(&bytes)?);
+            if known.contains(&id.to_string()) {
+                continue;
+            }
             rejected.push(Rejected {
                 refname: refname.to_string(),
                 commit: id.to_string(),

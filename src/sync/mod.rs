@@ -350,6 +350,18 @@ pub fn staged(store: &Store, remote: &str) -> Result<BTreeMap<String, ObjectId>>
     Ok(out)
 }
 
+/// The report with what several rounds found once each.
+fn finish(mut r: Report) -> Report {
+    let mut seen = std::collections::BTreeSet::new();
+    r.rejected.retain(|x| seen.insert(x.commit.clone()));
+    let mut seen = std::collections::BTreeSet::new();
+    r.renamed
+        .retain(|x| seen.insert((x.series.clone(), x.round.clone(), x.renamed_to.clone())));
+    let mut seen = std::collections::BTreeSet::new();
+    r.notes.retain(|x| seen.insert(x.clone()));
+    r
+}
+
 /// One full sync with `remote`.
 pub fn sync(store: &Store, opts: &Options<'_>, progress: &mut dyn FnMut(&str)) -> Result<Report> {
     let remote = opts.remote;
@@ -426,7 +438,7 @@ pub fn sync(store: &Store, opts: &Options<'_>, progress: &mut dyn FnMut(&str)) -
             pushes.push((name.clone(), *tip, theirs));
         }
         if pushes.is_empty() {
-            return Ok(report);
+            return Ok(finish(report));
         }
         progress(&format!(
             "pushing {} record ref(s) to {remote}",
@@ -457,7 +469,7 @@ pub fn sync(store: &Store, opts: &Options<'_>, progress: &mut dyn FnMut(&str)) -
                 let _ = store.cas_ref(&staged_name, *tip, *theirs, "sync: pushed")?;
                 report.pushed.push(name.clone());
             }
-            return Ok(report);
+            return Ok(finish(report));
         }
         let text = format!("{out}\n{err}");
         let remote_moved = text.contains("stale info")

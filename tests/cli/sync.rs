@@ -375,6 +375,37 @@ fn a_transition_that_became_illegal_is_kept_in_history_and_reported_never_applie
     // The next sync of A fast-forwards to the merge and reports nothing.
     a.rails(&["sync"]).ok();
     assert_eq!(rev(a, "refs/rails/evidence/S").unwrap(), tip);
+    // A later divergence of the same chain merges cleanly: what an earlier merge refused is
+    // not reported again.
+    a.rails(&[
+        "evidence",
+        "cleanup",
+        "S",
+        "c1",
+        "--note",
+        "a: nothing was started",
+    ])
+    .ok();
+    b.rails(&[
+        "evidence",
+        "cleanup",
+        "S",
+        "c1",
+        "--note",
+        "b: nothing was started",
+    ])
+    .ok();
+    a.rails(&["sync"]).ok();
+    let run = b.rails(&["sync", "--json"]);
+    run.ok();
+    assert_eq!(run.json()["rejected"], json!([]));
+    assert_eq!(
+        state(b, "S")["criteria"]["c1"]["cleanupReceipts"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
 }
 
 #[test]
