@@ -6,6 +6,7 @@
 //! - [`pipeline`]: the hand-off state machine of the four actors.
 //! - [`spar`]: the review rounds of `git spar`.
 //! - [`store`]: every read and write of git objects, refs, notes and record files.
+//! - [`sync`]: records that travel between clones (fetch, merge, push), and `doctor`.
 //! - [`process`]: running shell commands with timeouts that kill the whole process group.
 //! - [`cli`]: argument parsing and rendering; the only code that prints.
 //! - [`error`]: one error type and the exit codes.
@@ -21,3 +22,4 @@ pub mod pipeline;
 pub mod process;
 pub mod spar;
 pub mod store;
+pub mod sync;

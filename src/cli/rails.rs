@@ -57,6 +57,46 @@ pub enum RailsCommand {
     /// What the installed hook scripts run (git passes the arguments and stdin)
     #[command(subcommand)]
     Hook(HookCommand),
+    /// Share records with a remote: fetch them into refs/rails-sync/<remote>/, merge, push
+    ///
+    /// Fetches the remote's refs/rails/*, refs/spar/*, refs/notes/rails and refs/notes/spar
+    /// without `+` (a fetch never overwrites a local record), merges each into the local one
+    /// (evidence and pipeline chains replay the union of transitions; spar series unite rounds
+    /// and JSONL lines; notes unite their parts; a frozen contract only fast-forwards), then
+    /// pushes with a lease on what was fetched, retrying when the remote moved. Exit 0 when
+    /// everything merged cleanly, 1 when something is reported (a contract conflict, a
+    /// transition that became illegal, a renamed round), other codes when it could not run.
+    Sync(SyncArgs),
+    /// Find records pointing at commits git will not keep, stale locks, chains diverged from
+    /// the remote, and hook scripts missing or not executable; each with its fix (exit 1 when
+    /// any is found)
+    Doctor(DoctorArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// The remote (default: the current branch's remote, else origin)
+    pub remote: Option<String>,
+    /// Write the remote's fetch and push refspecs so plain `git fetch`/`git push` carry the
+    /// records (no `+`); changes nothing when already set
+    #[arg(long)]
+    pub setup: bool,
+    /// Settle a contract conflict: take the remote's versions of SPRINT (the local chain is
+    /// kept at refs/rails-sync/kept/…); then freeze the local draft on top with --bump
+    #[arg(long, value_name = "SPRINT", conflicts_with = "setup")]
+    pub keep_remote: Option<String>,
+    /// Print the rails-sync/v1 document
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// The remote whose fetched records are compared (default: the branch's, else origin)
+    pub remote: Option<String>,
+    /// Print the rails-doctor/v1 document
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -381,6 +421,8 @@ pub fn run(cli: RailsCli) -> Result<Outcome> {
         RailsCommand::Pipeline(p) => cmd_pipeline(p),
         RailsCommand::Hooks(h) => cmd_hooks(h),
         RailsCommand::Hook(h) => cmd_hook(h),
+        RailsCommand::Sync(a) => cmd_sync(a, "git-rails"),
+        RailsCommand::Doctor(a) => cmd_doctor(a),
     }
 }
 
@@ -1173,6 +1215,139 @@ fn cmd_list(a: ListArgs) -> Result<Outcome> {
         );
     }
     Ok(Outcome::Ok)
+}
+
+/// `git rails sync` and `git spar sync` (one implementation; `prog` prefixes progress lines).
+pub fn cmd_sync(a: SyncArgs, prog: &str) -> Result<Outcome> {
+    let store = Store::discover()?;
+    let remote = a
+        .remote
+        .clone()
+        .unwrap_or_else(|| crate::sync::default_remote(&store));
+    if a.setup {
+        let added = crate::sync::setup(&store, &remote)?;
+        if a.json {
+            super::print_json(
+                &json!({"schema": "rails-sync-setup/v1", "remote": remote, "added": added}),
+            )?;
+        } else if added.is_empty() {
+            outln!("{remote}: already set up; `git fetch {remote}` stages records under refs/rails-sync/{remote}/ and `git push {remote}` carries them");
+        } else {
+            for l in &added {
+                outln!("added {l}");
+            }
+            outln!("`git fetch {remote}` now stages records under refs/rails-sync/{remote}/; `git push {remote}` carries them (and still the current branch); merge with `git rails sync {remote}`");
+        }
+        return Ok(Outcome::Ok);
+    }
+    if let Some(sprint) = &a.keep_remote {
+        let (ours, theirs) = crate::sync::keep_remote(&store, &remote, sprint)?;
+        let json_doc = json!({
+            "schema": "rails-sync-keep/v1", "sprint": sprint, "remote": remote,
+            "kept": theirs.to_string(), "superseded": ours.to_string(),
+            "supersededRef": format!("refs/rails-sync/kept/contracts/{sprint}/{ours}"),
+            "next": format!("git rails contract freeze {sprint} --bump"),
+        });
+        if a.json {
+            super::print_json(&json_doc)?;
+        } else {
+            outln!("{sprint}: now at {remote}'s versions ({theirs}); this clone's chain is kept at refs/rails-sync/kept/contracts/{sprint}/{ours}");
+            outln!("next: freeze this clone's content on top: git rails contract freeze {sprint} --bump");
+        }
+        return Ok(Outcome::Ok);
+    }
+    let mut progress = |line: &str| eprintln!("{prog}: {line}");
+    let report = crate::sync::sync(
+        &store,
+        &crate::sync::Options {
+            remote: &remote,
+            attempts: 12,
+        },
+        &mut progress,
+    )?;
+    if a.json {
+        super::print_json(&report)?;
+    } else {
+        let moved = report
+            .refs
+            .iter()
+            .filter(|r| r.action != "up-to-date" && r.action != "ahead")
+            .count();
+        outln!(
+            "synced with {remote}: {} ref(s) changed here, {} pushed ({} attempt(s))",
+            moved,
+            report.pushed.len(),
+            report.attempts
+        );
+        for c in &report.conflicts {
+            eprintln!(
+                "{prog}: conflict: {} — this clone and {remote} froze different contents after {}:",
+                c.name,
+                c.shared_version.as_deref().unwrap_or("nothing shared")
+            );
+            for v in &c.local {
+                eprintln!(
+                    "  here:   {} commit {} contract.json {}",
+                    v.version, v.commit, v.digest
+                );
+            }
+            for v in &c.remote {
+                eprintln!(
+                    "  {remote}: {} commit {} contract.json {}",
+                    v.version, v.commit, v.digest
+                );
+            }
+            eprintln!("  nothing was merged or deleted. To settle, keep {remote}'s and bump yours on top of it:");
+            eprintln!("    {}", c.settle);
+        }
+        for r in &report.rejected {
+            eprintln!(
+                "{prog}: {}: transition {} ({}) is illegal in the merged order and was not applied (kept in history): {}",
+                r.refname,
+                r.transition,
+                &r.commit[..12.min(r.commit.len())],
+                r.reason
+            );
+        }
+        for r in &report.renamed {
+            eprintln!(
+                "{prog}: spar series {}: two clones named a round {}; the later one is now {} (both kept)",
+                r.series, r.round, r.renamed_to
+            );
+        }
+        for n in &report.notes {
+            eprintln!("{prog}: note: {n}");
+        }
+    }
+    Ok(if report.clean() {
+        Outcome::Ok
+    } else {
+        Outcome::Fail
+    })
+}
+
+fn cmd_doctor(a: DoctorArgs) -> Result<Outcome> {
+    let store = Store::discover()?;
+    let remote = a
+        .remote
+        .clone()
+        .unwrap_or_else(|| crate::sync::default_remote(&store));
+    let report = crate::sync::doctor::run(&store, &remote)?;
+    if a.json {
+        super::print_json(&report)?;
+    } else if report.findings.is_empty() {
+        outln!("no problems found");
+    } else {
+        for f in &report.findings {
+            outln!("{}: {}", f.kind, f.what);
+            outln!("  fix: {}", f.fix);
+        }
+    }
+    Ok(if report.findings.is_empty() {
+        Outcome::Ok
+    } else {
+        Outcome::Fail
+    })
 }
 
 #[cfg(test)]

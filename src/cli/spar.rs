@@ -51,6 +51,11 @@ pub enum SparCommand {
     CapReport(CapReportArgs),
     /// Decide whether the reviewed change may go on: passed (0) or blocked (2) with every reason
     Gate(GateArgs),
+    /// Share records with a remote (the same as `git rails sync`): fetch into
+    /// refs/rails-sync/<remote>/, merge (series unite rounds and JSONL lines; a round name two
+    /// clones took is kept twice, the later renamed), push with a lease; exit 1 when something
+    /// is reported
+    Sync(super::rails::SyncArgs),
 }
 
 #[derive(Debug, Args)]
@@ -337,6 +342,7 @@ pub fn run(cli: SparCli) -> Result<Outcome> {
         SparCommand::Extend(a) => cmd_extend(a),
         SparCommand::CapReport(a) => cmd_cap_report(a),
         SparCommand::Gate(a) => cmd_gate(a),
+        SparCommand::Sync(a) => super::rails::cmd_sync(a, "spar"),
     }
 }
 

@@ -495,6 +495,64 @@ fn now() -> String {
 
 /// Carries out one transition: checks the table, runs the check when the transition needs an
 /// observation, and appends one commit to the evidence chain.
+/// Where a transition's record goes in the evidence tree: `cycles/<id>/<cycle>/<name>` without
+/// `.json`/`.log` (receipts and rechecks numbered from 1).
+fn record_stem(c: &Criterion, id: &str, t: Transition) -> String {
+    let base = format!("cycles/{id}/{}", c.cycle);
+    match t {
+        Transition::Cleanup => format!("{base}/cleanup-{}", c.cleanup_receipts + 1),
+        Transition::Recheck => format!("{base}/recheck-{}", c.rechecks + 1),
+        t => format!("{base}/{}", t.as_str()),
+    }
+}
+
+/// The state machine's step, once `check_allowed` let the transition through: the new status,
+/// the binding to the observed tree, and the record (or, for a reopen, a fresh cycle).
+fn apply(c: &mut Criterion, t: Transition, check: &Check, record: Record) {
+    let mut binding_by = None;
+    match t {
+        Transition::Red => {
+            c.status = CriterionStatus::Red;
+            c.proven_spec = Some(spec_value(check));
+        }
+        Transition::Green => {
+            c.status = CriterionStatus::Green;
+            binding_by = Some("green");
+        }
+        Transition::Surface => {
+            c.status = CriterionStatus::Surfaced;
+            if c.proof == Proof::Review {
+                c.proven_spec = Some(spec_value(check));
+                binding_by = Some("surface");
+            }
+        }
+        Transition::Recheck => binding_by = Some("recheck"),
+        Transition::Cleanup | Transition::Reopen => {}
+    }
+    if let (Some(by), Some(tree)) = (binding_by, &record.tree) {
+        c.binding = Some(Binding {
+            tree: tree.clone(),
+            head: record.head.clone(),
+            dirty: record.dirty.unwrap_or(false),
+            by: by.to_string(),
+        });
+    }
+    match t {
+        Transition::Red => c.red = Some(record),
+        Transition::Green => c.green = Some(record),
+        Transition::Surface => c.surface = Some(record),
+        Transition::Recheck => c.rechecks += 1,
+        Transition::Cleanup => c.cleanup_receipts += 1,
+        Transition::Reopen => {
+            // The cycle stays in the tree under cycles/<id>/<n>/; the state starts anew.
+            let archived = c.archived_cycles + 1;
+            *c = Criterion::new(c.proof);
+            c.cycle = archived + 1;
+            c.archived_cycles = archived;
+        }
+    }
+}
+
 pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
     let sprint = req.sprint;
     let id = req.criterion;
@@ -534,7 +592,6 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
         check_allowed(req, &criterion, &check)?;
         let mut c = criterion;
         let mut files: Vec<(String, Vec<u8>)> = Vec::new();
-        let base = format!("cycles/{id}/{}", c.cycle);
         let mut record = Record {
             transition: req.transition.as_str().to_string(),
             id: None,
@@ -590,41 +647,8 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
             captured_log = Some(log);
         }
 
-        let mut binding_by = None;
-        match req.transition {
-            Transition::Red => {
-                c.status = CriterionStatus::Red;
-                c.proven_spec = Some(spec_value(&check));
-            }
-            Transition::Green => {
-                c.status = CriterionStatus::Green;
-                binding_by = Some("green");
-            }
-            Transition::Surface => {
-                c.status = CriterionStatus::Surfaced;
-                if c.proof == Proof::Review {
-                    c.proven_spec = Some(spec_value(&check));
-                    binding_by = Some("surface");
-                }
-            }
-            Transition::Recheck => binding_by = Some("recheck"),
-            Transition::Cleanup | Transition::Reopen => {}
-        }
-        if let (Some(by), Some(tree)) = (binding_by, &record.tree) {
-            c.binding = Some(Binding {
-                tree: tree.clone(),
-                head: record.head.clone(),
-                dirty: record.dirty.unwrap_or(false),
-                by: by.to_string(),
-            });
-        }
-
         // The record's own file, and its blob id as its short name.
-        let stem = match req.transition {
-            Transition::Cleanup => format!("{base}/cleanup-{}", c.cleanup_receipts + 1),
-            Transition::Recheck => format!("{base}/recheck-{}", c.rechecks + 1),
-            t => format!("{base}/{}", t.as_str()),
-        };
+        let stem = record_stem(&c, id, req.transition);
         if let Some(log) = captured_log {
             files.push((format!("{stem}.log"), log.into_bytes()));
         }
@@ -636,20 +660,7 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
         record.id = Some(blob.to_string());
         files.push((file, bytes));
 
-        match req.transition {
-            Transition::Red => c.red = Some(record.clone()),
-            Transition::Green => c.green = Some(record.clone()),
-            Transition::Surface => c.surface = Some(record.clone()),
-            Transition::Recheck => c.rechecks += 1,
-            Transition::Cleanup => c.cleanup_receipts += 1,
-            Transition::Reopen => {
-                // The cycle stays in the tree under cycles/<id>/<n>/; the state starts anew.
-                let archived = c.archived_cycles + 1;
-                c = Criterion::new(c.proof);
-                c.cycle = archived + 1;
-                c.archived_cycles = archived;
-            }
-        }
+        apply(&mut c, req.transition, &check, record.clone());
         let status = c.status;
         state.criteria.insert(id.to_string(), c);
         let mut state_bytes = serde_json::to_vec_pretty(&state)
@@ -742,6 +753,53 @@ fn refuse_outcome(req: &Request<'_>, check: &Check, o: &checks::Outcome) -> Resu
             Ok(())
         }
     }
+}
+
+// ---- Replay: used by `git rails sync` to merge evidence chains that diverged between clones.
+// Kept apart from `transition` on purpose: it applies a transition that was already observed
+// (its record is given) through the same table (`check_allowed`), without running anything.
+
+impl Transition {
+    /// The transition a `Rails-Transition:` trailer names.
+    pub fn parse(s: &str) -> Option<Transition> {
+        Some(match s {
+            "red" => Transition::Red,
+            "green" => Transition::Green,
+            "surface" => Transition::Surface,
+            "cleanup" => Transition::Cleanup,
+            "reopen" => Transition::Reopen,
+            "recheck" => Transition::Recheck,
+            _ => return None,
+        })
+    }
+}
+
+/// An empty state of a sprint (what a chain starts from).
+pub fn empty_state(sprint: &str) -> State {
+    State::new(sprint)
+}
+
+/// Applies one already-recorded transition to `state`, refused exactly when `transition` would
+/// refuse it from this state. Returns the stem of the record's files in the evidence tree
+/// (`cycles/<criterion>/<n>/<name>`, without `.json`/`.log`), derived as `transition` derives it.
+pub fn replay(
+    state: &mut State,
+    req: &Request<'_>,
+    check: &Check,
+    record: Record,
+) -> Result<String> {
+    let id = req.criterion;
+    let proof = Proof::of(check.kind);
+    let mut c = state
+        .criteria
+        .get(id)
+        .cloned()
+        .unwrap_or_else(|| Criterion::new(proof));
+    check_allowed(req, &c, check)?;
+    let stem = record_stem(&c, id, req.transition);
+    apply(&mut c, req.transition, check, record);
+    state.criteria.insert(id.to_string(), c);
+    Ok(stem)
 }
 
 #[cfg(test)]

@@ -173,7 +173,22 @@ pub fn history(store: &Store, sprint: &str) -> Result<Vec<Event>> {
         return Ok(Vec::new());
     };
     let mut out = Vec::new();
-    for info in store.chain(tip)? {
+    let chain = store.chain(tip)?;
+    if chain.iter().any(|c| c.parents.len() > 1) {
+        // `git rails sync` merged another clone's events: the tip's tree holds them all,
+        // renumbered in the merged order.
+        let mut names = store.list_dir(tip, "events")?;
+        names.sort();
+        for name in names {
+            if let Some(bytes) = store.read_file(tip, &format!("events/{name}"))? {
+                if let Ok(e) = serde_json::from_slice::<Event>(&bytes) {
+                    out.push(e);
+                }
+            }
+        }
+        return Ok(out);
+    }
+    for info in chain {
         if let Some(seq) = info.trailer("Rails-Pipeline-Seq") {
             let path = format!("events/{:06}.json", seq.parse::<u64>().unwrap_or(0));
             if let Some(bytes) = store.read_file_in_tree(info.tree, &path)? {

@@ -235,6 +235,15 @@ pub fn round_names(store: &Store, series: &str) -> Result<Vec<String>> {
             }
         }
     }
+    // Rounds another clone wrote arrive through a merge commit of `git spar sync`, off the
+    // first-parent chain: the tip's tree lists them (after the others, by name).
+    let mut merged: Vec<String> = store
+        .list_dir(tip, "rounds")?
+        .into_iter()
+        .filter(|r| !names.contains(r))
+        .collect();
+    merged.sort();
+    names.extend(merged);
     Ok(names)
 }
 

@@ -564,6 +564,185 @@ impl Store {
         )))
     }
 
+    // ---- Helpers for `sync` (merging record chains between clones) ----
+
+    /// Moves `name` to `new` by compare-and-swap from `expected` (None: must not exist).
+    /// Returns false when the ref was not at `expected` (nothing written).
+    pub fn cas_ref(
+        &self,
+        name: &str,
+        new: ObjectId,
+        expected: Option<ObjectId>,
+        log: &str,
+    ) -> Result<bool> {
+        let previous = match expected {
+            Some(p) => PreviousValue::MustExistAndMatch(Target::Object(p)),
+            None => PreviousValue::MustNotExist,
+        };
+        match self.repo.reference(name, new, previous, log) {
+            Ok(_) => Ok(true),
+            Err(e) if e.is_conflict() => Ok(false),
+            Err(e) => Err(Error::internal(format!("moving {name}: {e:#}"))),
+        }
+    }
+
+    /// Writes a commit with the given tree and parents (the first parent is the chain's).
+    pub fn write_commit(
+        &self,
+        tree: ObjectId,
+        parents: &[ObjectId],
+        message: &str,
+    ) -> Result<ObjectId> {
+        let sig = self.signature();
+        let mut buf = gix::date::parse::TimeBuf::default();
+        let s = sig.to_ref(&mut buf);
+        let commit = self
+            .repo
+            .new_commit_as(s, s, message, tree, parents.iter().copied())
+            .ctx("writing a merge commit")?;
+        Ok(commit.id)
+    }
+
+    /// A tree made from `base` (None: empty) with `files` upserted by blob id.
+    pub fn tree_with_blobs(
+        &self,
+        base: Option<ObjectId>,
+        files: &[(String, ObjectId)],
+    ) -> Result<ObjectId> {
+        let base = base.unwrap_or_else(|| ObjectId::empty_tree(self.repo.object_hash()));
+        let mut editor = self.repo.edit_tree(base).ctx("preparing a tree")?;
+        for (path, blob) in files {
+            editor
+                .upsert(path.as_str(), EntryKind::Blob, *blob)
+                .ctx(format!("adding {path} to a tree"))?;
+        }
+        Ok(editor.write().ctx("writing a tree")?.detach())
+    }
+
+    /// Every blob of a tree with its path and id, path-sorted.
+    pub fn tree_blobs(&self, tree: ObjectId) -> Result<Vec<(String, ObjectId)>> {
+        let mut out = Vec::new();
+        self.walk_blobs(tree, "", &mut out)?;
+        out.sort();
+        Ok(out)
+    }
+
+    fn walk_blobs(
+        &self,
+        tree: ObjectId,
+        prefix: &str,
+        out: &mut Vec<(String, ObjectId)>,
+    ) -> Result<()> {
+        let t = self
+            .repo
+            .find_tree(tree)
+            .ctx(format!("reading tree {tree}"))?;
+        for entry in t.iter() {
+            let entry = entry.ctx("reading a tree entry")?;
+            let name = entry.filename().to_str_lossy();
+            let path = if prefix.is_empty() {
+                name.to_string()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if entry.mode().is_tree() {
+                self.walk_blobs(entry.oid().to_owned(), &path, out)?;
+            } else if entry.mode().is_blob() {
+                out.push((path, entry.oid().to_owned()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The names of the entries of folder `path` in the tree of `commit` (empty when absent).
+    pub fn list_dir(&self, commit: ObjectId, path: &str) -> Result<Vec<String>> {
+        let tree = self
+            .repo
+            .find_tree(self.tree_of(commit)?)
+            .ctx(format!("reading the tree of {commit}"))?;
+        let Some(entry) = tree
+            .lookup_entry_by_path(path)
+            .ctx(format!("looking up {path}"))?
+        else {
+            return Ok(Vec::new());
+        };
+        if !entry.mode().is_tree() {
+            return Ok(Vec::new());
+        }
+        let sub = self
+            .repo
+            .find_tree(entry.object_id())
+            .ctx(format!("reading {path}"))?;
+        let mut out = Vec::new();
+        for e in sub.iter() {
+            let e = e.ctx("reading a tree entry")?;
+            out.push(e.filename().to_str_lossy().into_owned());
+        }
+        Ok(out)
+    }
+
+    /// The blob id at `path` in `tree`, or None.
+    pub fn blob_id_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .ctx(format!("reading tree {tree}"))?;
+        let entry = tree
+            .lookup_entry_by_path(path)
+            .ctx(format!("looking up {path}"))?;
+        Ok(entry.filter(|e| e.mode().is_blob()).map(|e| e.object_id()))
+    }
+
+    /// A blob's bytes.
+    pub fn blob(&self, id: ObjectId) -> Result<Vec<u8>> {
+        Ok(self
+            .repo
+            .find_blob(id)
+            .ctx(format!("reading blob {id}"))?
+            .data
+            .clone())
+    }
+
+    /// Whether an object exists in the repository.
+    pub fn has_object(&self, id: ObjectId) -> bool {
+        self.repo.has_object(id)
+    }
+
+    /// Every commit reachable from `tips` (all parents, not only the first).
+    pub fn reachable(&self, tips: &[ObjectId]) -> Result<Vec<CommitInfo>> {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack: Vec<ObjectId> = tips.to_vec();
+        let mut out = Vec::new();
+        while let Some(id) = stack.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            let info = self.commit_info(id)?;
+            stack.extend(info.parents.iter().copied());
+            out.push(info);
+        }
+        Ok(out)
+    }
+
+    /// Writes `text` as the note of each target into the notes tree `base` (None: empty), the
+    /// way gix's notes writer fans out, and returns the new tree.
+    pub fn notes_tree_with(
+        &self,
+        base: Option<ObjectId>,
+        notes: &[(ObjectId, Vec<u8>)],
+    ) -> Result<ObjectId> {
+        let base = base.unwrap_or_else(|| ObjectId::empty_tree(self.repo.object_hash()));
+        let mut state =
+            gix::note::plumbing::State::new(base, &self.repo).ctx("reading a notes tree")?;
+        for (target, text) in notes {
+            let blob = self.repo.write_blob(text).ctx("writing a note")?.detach();
+            state
+                .edit(*target, Some(blob), &self.repo)
+                .ctx(format!("adding the note on {target}"))?;
+        }
+        state.write(&self.repo).ctx("writing a notes tree")
+    }
+
     /// Every blob, symlink and submodule entry of a commit's tree, with its git mode
     /// (`100644`, `100755`, `120000`, `160000`), path-sorted.
     pub fn tree_entries(&self, commit: ObjectId) -> Result<Vec<(String, String)>> {

@@ -23,6 +23,7 @@ mod spar_run;
 mod spar_series;
 mod spar_standpoints;
 mod status_gate;
+mod sync;
 
 #[test]
 fn no_forgotten_test_files() {

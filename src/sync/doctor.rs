@@ -1,0 +1,203 @@
+//! `git rails doctor`: what keeps records from being whole or from travelling, each finding with
+//! the command that fixes it. Read-only.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::store::{refs, ObjectId, Store};
+
+pub const SCHEMA: &str = "rails-doctor/v1";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// `unreachable-commit`, `missing-commit`, `stale-lock`, `diverged`, `hook`.
+    pub kind: String,
+    pub what: String,
+    pub fix: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema: &'static str,
+    pub remote: String,
+    pub findings: Vec<Finding>,
+}
+
+/// Commits the records point at: (the record, the commit).
+fn referenced(store: &Store) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for (sprint, tip) in store.refs_under(refs::CONTRACTS)? {
+        for c in store.chain(tip)? {
+            if let Some(base) = c.trailer("Rails-Base") {
+                let v = c.trailer("Rails-Contract-Version").unwrap_or_default();
+                out.push((format!("contract {sprint} {v} (base commit)"), base));
+            }
+        }
+    }
+    for (sprint, tip) in store.refs_under(refs::EVIDENCE)? {
+        let Some(bytes) = store.read_file(tip, crate::evidence::STATE_FILE)? else {
+            continue;
+        };
+        let Ok(state) = serde_json::from_slice::<Value>(&bytes) else {
+            continue;
+        };
+        if let Some(crits) = state.get("criteria").and_then(Value::as_object) {
+            for (id, c) in crits {
+                for key in ["red", "green", "surface", "binding"] {
+                    if let Some(h) = c
+                        .get(key)
+                        .and_then(|r| r.get("head"))
+                        .and_then(Value::as_str)
+                    {
+                        out.push((
+                            format!("evidence {sprint} {id} {key} (HEAD)"),
+                            h.to_string(),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    for (series, tip) in store.refs_under(refs::SPAR_SERIES)? {
+        for round in store.list_dir(tip, "rounds")? {
+            let Some(bytes) = store.read_file(tip, &format!("rounds/{round}/round.json"))? else {
+                continue;
+            };
+            let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
+                continue;
+            };
+            for key in ["base", "head"] {
+                if let Some(h) = v.get(key).and_then(Value::as_str) {
+                    out.push((format!("spar {series} {round} ({key})"), h.to_string()));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Every check; findings empty means healthy.
+pub fn run(store: &Store, remote: &str) -> Result<Report> {
+    let mut findings = Vec::new();
+
+    // 1. Records that point at commits git does not keep.
+    let reachable: HashSet<String> = store
+        .git(&["rev-list", "--branches", "--tags", "--remotes"])
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let mut seen = HashSet::new();
+    for (what, hex) in referenced(store)? {
+        if !seen.insert((what.clone(), hex.clone())) || reachable.contains(&hex) {
+            continue;
+        }
+        let Ok(id) = ObjectId::from_hex(hex.as_bytes()) else {
+            continue;
+        };
+        let short = &hex[..12.min(hex.len())];
+        if store.has_object(id) {
+            findings.push(Finding {
+                kind: "unreachable-commit".into(),
+                what: format!(
+                    "{what} points at {short}, which no branch or tag holds: git gc will drop it"
+                ),
+                fix: format!("git branch rails-keep/{short} {hex}"),
+            });
+        } else {
+            findings.push(Finding {
+                kind: "missing-commit".into(),
+                what: format!("{what} points at {short}, which this clone does not have"),
+                fix: format!("git fetch {remote} (the branch that holds {short}), or ask whoever recorded it to push it"),
+            });
+        }
+    }
+
+    // 2. Stale locks: git's ref locks left by a crash, and a pipeline holder whose lock is free.
+    let common = store.common_dir().to_path_buf();
+    for dir in ["refs/rails", "refs/spar", "refs/notes", "refs/rails-sync"] {
+        let mut stack = vec![common.join(dir)];
+        while let Some(d) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "lock") {
+                    let old = std::fs::metadata(&p)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| t.elapsed().ok())
+                        .is_some_and(|age| age.as_secs() >= 10);
+                    if old {
+                        findings.push(Finding {
+                            kind: "stale-lock".into(),
+                            what: format!(
+                                "{} is left over from a writer that died; git refuses to move the ref while it exists",
+                                p.display()
+                            ),
+                            fix: format!("rm '{}'", p.display()),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let holder = common.join("rails/locks/pipeline.holder");
+    if holder.exists() {
+        if let Ok(Some(_free)) = crate::store::try_lock(&common, "rails/locks/pipeline.lock") {
+            findings.push(Finding {
+                kind: "stale-lock".into(),
+                what: format!(
+                    "{} names a pipeline run that is gone (its lock is free)",
+                    holder.display()
+                ),
+                fix: format!("rm '{}'", holder.display()),
+            });
+        }
+    }
+
+    // 3. Chains that diverged from the remote's (as last fetched).
+    for (name, theirs) in super::staged(store, remote)? {
+        let Some(ours) = store.ref_target(&name)? else {
+            continue;
+        };
+        if ours == theirs
+            || store.is_ancestor(&ours.to_string(), &theirs.to_string())?
+            || store.is_ancestor(&theirs.to_string(), &ours.to_string())?
+        {
+            continue;
+        }
+        let fix = match name.strip_prefix(refs::CONTRACTS) {
+            Some(sprint) => format!(
+                "git rails sync --keep-remote {sprint} {remote} && git rails contract freeze {sprint} --bump"
+            ),
+            None => format!("git rails sync {remote}"),
+        };
+        findings.push(Finding {
+            kind: "diverged".into(),
+            what: format!("{name} diverged from {remote}'s"),
+            fix,
+        });
+    }
+
+    // 4. Hook scripts missing, not executable, outdated or shadowed.
+    for p in crate::hooks::status(store).problems {
+        findings.push(Finding {
+            kind: "hook".into(),
+            what: p,
+            fix: "git rails hooks install".into(),
+        });
+    }
+
+    Ok(Report {
+        schema: SCHEMA,
+        remote: remote.to_string(),
+        findings,
+    })
+}
