@@ -654,20 +654,20 @@ fn cmd_gate(a: GateArgs) -> Result<Outcome> {
     if a.json {
         super::print_json(&out.document)?;
     } else {
-        outln!(
-            "spar gate: {}",
-            if out.passed { "passed" } else { "blocked" }
-        );
+        // One write: a gate over hundreds of rounds prints a line for each.
+        use std::fmt::Write as _;
+        let mut text = String::new();
+        let verdict = if out.passed { "passed" } else { "blocked" };
+        let _ = writeln!(text, "spar gate: {verdict}");
         for r in &out.reasons {
-            outln!("{r}");
+            let _ = writeln!(text, "{r}");
         }
-        outln!(
-            "auto_deferred: {}",
-            out.document["auto_deferred"].as_u64().unwrap_or(0)
-        );
+        let deferred = out.document["auto_deferred"].as_u64().unwrap_or(0);
+        let _ = writeln!(text, "auto_deferred: {deferred}");
         if let Some(growth) = out.document["growth"].as_array() {
             for g in growth {
-                outln!(
+                let _ = writeln!(
+                    text,
                     "growth {}:{}: {} finding(s), {} in check paths, {} outside",
                     g["series"].as_str().unwrap_or(""),
                     g["round"].as_str().unwrap_or(""),
@@ -677,6 +677,7 @@ fn cmd_gate(a: GateArgs) -> Result<Outcome> {
                 );
             }
         }
+        out!("{text}");
     }
     Ok(if out.passed {
         Outcome::Ok

@@ -1113,13 +1113,13 @@ impl GateCache {
     }
 
     fn read(&self) -> Option<Decided> {
-        let v: Value = serde_json::from_slice(&std::fs::read(&self.path).ok()?).ok()?;
+        let mut v: Value = serde_json::from_slice(&std::fs::read(&self.path).ok()?).ok()?;
         let reasons = v["reasons"]
             .as_array()?
             .iter()
             .map(|r| r.as_str().map(str::to_string))
             .collect::<Option<Vec<_>>>()?;
-        let document = v.get("document")?.clone();
+        let document = v.get_mut("document")?.take();
         if document.get("schema").and_then(Value::as_str) != Some(GATE_SCHEMA) {
             return None;
         }
@@ -1129,7 +1129,7 @@ impl GateCache {
     /// Best effort: a repository that cannot be written still gets its gate decided.
     fn write(&self, (passed, reasons, document): &Decided) {
         let entry = json!({"passed": passed, "reasons": reasons, "document": document});
-        if store::atomic_write(&self.path, &record::pretty(&entry)).is_err() {
+        if store::atomic_write(&self.path, entry.to_string().as_bytes()).is_err() {
             return;
         }
         let Some(dir) = self.path.parent() else {
