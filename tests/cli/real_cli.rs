@@ -105,7 +105,7 @@ fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn cli_dir() -> PathBuf {
+pub(crate) fn cli_dir() -> PathBuf {
     match std::env::var_os("RAILS_TEST_CLI_BIN") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
         _ => repo_root().join(".ci/clis/node_modules/.bin"),
@@ -114,7 +114,7 @@ fn cli_dir() -> PathBuf {
 
 /// The CLI `name`, or `None` after printing why the test is skipped (a failure when
 /// `RAILS_TEST_REQUIRE_REAL_CLIS=1`).
-fn cli(name: &str) -> Option<PathBuf> {
+pub(crate) fn cli(name: &str) -> Option<PathBuf> {
     let path = cli_dir().join(name);
     if path.is_file() {
         return Some(path);
@@ -432,7 +432,7 @@ fn codex_rollout(ws: &Workspace, thread_id: &str) -> Vec<Value> {
 }
 
 /// A version pinned in `.ci/run` (`NAME=1.2.3`), the one place the tested versions are named.
-fn pinned(name: &str) -> String {
+pub(crate) fn pinned(name: &str) -> String {
     let script = std::fs::read_to_string(repo_root().join(".ci/run")).unwrap();
     script
         .lines()
@@ -501,7 +501,7 @@ fn record(name: &str, ws: &Workspace, server: &ModelServer, content: &str) {
 }
 
 /// `type` (+ `/subtype`, + `:item.type`) of each JSON line.
-fn event_kinds(s: &str) -> Vec<String> {
+pub(crate) fn event_kinds(s: &str) -> Vec<String> {
     s.lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .map(|e| {
