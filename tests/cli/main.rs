@@ -18,6 +18,7 @@ mod man_pages;
 mod model_server;
 mod pipeline;
 mod real_cli;
+mod real_spar;
 mod spar_presets;
 mod spar_run;
 mod spar_series;

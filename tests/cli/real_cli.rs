@@ -1,9 +1,10 @@
 //! The real reviewer CLIs (Claude Code, Codex) against the scripted model server (issue 11).
 //!
-//! These tests run the CLIs directly — not yet through `git spar` — with the argv the presets
-//! will use ([`claude_argv`], [`codex_argv`]: the ONE place to replace with the presets' argv
-//! builders when issue 7 lands). Only the environment (and, for Codex, `config.toml` in a
-//! temporary `CODEX_HOME`) points them at the server. Every assertion is about what the real
+//! These tests run the CLIs directly — `tests/cli/real_spar.rs` runs them through `git spar` —
+//! with the argv and environment the presets build ([`claude_launch`], [`codex_launch`]: the
+//! presets' own builders, `rails_spar::spar::preset::{claude,codex}::launch`). Only the
+//! environment (and, for Codex, `config.toml` in a temporary `CODEX_HOME`) points them at the
+//! server. Every assertion is about what the real
 //! CLI printed or sent; the printed streams are kept under `tests/data/real-cli/` (see its
 //! README) — rewrite them with `UPDATE_REAL_CLI=1`, otherwise each run checks that the CLI still
 //! prints the same sequence of events as the recording.
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use rails_spar::spar::preset::{self, Launch, LaunchContext};
 use serde_json::{json, Value};
 
 use super::model_server::{
@@ -25,52 +27,38 @@ use super::model_server::{
 };
 
 // ---------------------------------------------------------------------------------------------
-// The production argv and environment. Replace with the presets' builders when issue 7 lands.
+// The production argv and environment: the presets' builders.
 // ---------------------------------------------------------------------------------------------
 
-/// The claude preset's argv (research: real-cli-runs.md §2.2, A1): print mode, prompt on stdin,
-/// stream-json events, the review schema as `--json-schema`, the tool set cut to Read/Grep/Glob.
-/// TODO(issue 7): replace with the claude preset's argv builder.
-fn claude_argv(schema: &str, model: &str) -> Vec<String> {
-    [
-        "-p",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--json-schema",
-        schema,
-        "--tools",
-        "Read,Grep,Glob",
-        "--model",
-        model,
-    ]
-    .map(String::from)
-    .to_vec()
+/// What the claude preset starts (its argv without the executable, and its environment, e.g.
+/// `CLAUDE_CODE_MAX_RETRIES=2`) for the review of `ws` on `model`.
+fn claude_launch(claude: &Path, ws: &Workspace, model: &str) -> Launch {
+    preset::claude::launch(&LaunchContext {
+        exe: claude,
+        workspace: &ws.work,
+        input: PROMPT,
+        schema: SCHEMA,
+        model: Some(model),
+        effort: None,
+    })
 }
 
-/// What the claude preset must set besides the argv: Claude retries 429 and 401 ten times with
-/// backoff (~3 minutes) unless told otherwise; one retry keeps the `api_retry` event visible and
-/// a refusal arrives in about a second. TODO(issue 7): take this from the preset.
-const CLAUDE_PRESET_ENV: &[(&str, &str)] = &[("CLAUDE_CODE_MAX_RETRIES", "1")];
+/// What the codex preset starts: `exec --json`, the workspace's `schema.json` as the output
+/// schema, a read-only sandbox, the prompt on stdin.
+fn codex_launch(codex: &Path, ws: &Workspace, model: &str) -> Launch {
+    preset::codex::launch(&LaunchContext {
+        exe: codex,
+        workspace: &ws.work,
+        input: PROMPT,
+        schema: SCHEMA,
+        model: Some(model),
+        effort: None,
+    })
+}
 
-/// The codex preset's argv (research: real-cli-runs.md §3.2, B1): exec with JSON events, the
-/// round's output schema as a file, read-only sandbox, prompt on stdin.
-/// TODO(issue 7): replace with the codex preset's argv builder.
-fn codex_argv(schema_file: &str, model: &str) -> Vec<String> {
-    [
-        "exec",
-        "--json",
-        "--output-schema",
-        schema_file,
-        "--sandbox",
-        "read-only",
-        "--skip-git-repo-check",
-        "-m",
-        model,
-        "-",
-    ]
-    .map(String::from)
-    .to_vec()
+/// The retries the claude preset allows Claude Code (it retries 429 and 401 alike).
+fn claude_retries() -> usize {
+    preset::claude::MAX_RETRIES.parse().unwrap()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -105,7 +93,7 @@ fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn cli_dir() -> PathBuf {
+pub(crate) fn cli_dir() -> PathBuf {
     match std::env::var_os("RAILS_TEST_CLI_BIN") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
         _ => repo_root().join(".ci/clis/node_modules/.bin"),
@@ -114,7 +102,7 @@ fn cli_dir() -> PathBuf {
 
 /// The CLI `name`, or `None` after printing why the test is skipped (a failure when
 /// `RAILS_TEST_REQUIRE_REAL_CLIS=1`).
-fn cli(name: &str) -> Option<PathBuf> {
+pub(crate) fn cli(name: &str) -> Option<PathBuf> {
     let path = cli_dir().join(name);
     if path.is_file() {
         return Some(path);
@@ -356,12 +344,15 @@ fn run_claude(
 ) -> CliRun {
     let mut cmd = Command::new(claude);
     hermetic(&mut cmd, ws);
-    cmd.args(claude_argv(SCHEMA, model))
+    let launch = claude_launch(claude, ws, model);
+    assert_eq!(launch.argv[0], claude.display().to_string());
+    cmd.args(&launch.argv[1..])
         .env("ANTHROPIC_BASE_URL", server.url())
         .env("ANTHROPIC_API_KEY", "sk-ant-fake-0000");
-    for (k, v) in CLAUDE_PRESET_ENV {
+    for (k, v) in &launch.env {
         cmd.env(k, v);
     }
+    assert_eq!(launch.stdin, PROMPT.as_bytes());
     run_cli(cmd, PROMPT, &expiry(server, timeout))
 }
 
@@ -378,7 +369,10 @@ fn run_codex(
     std::fs::write(codex_home.join("config.toml"), codex_config(server)).unwrap();
     let mut cmd = Command::new(codex);
     hermetic(&mut cmd, ws);
-    cmd.args(codex_argv("schema.json", model))
+    let launch = codex_launch(codex, ws, model);
+    assert_eq!(launch.argv[0], codex.display().to_string());
+    assert!(launch.env.is_empty(), "{:?}", launch.env);
+    cmd.args(&launch.argv[1..])
         .env("CODEX_HOME", &codex_home)
         .env("OPENAI_API_KEY", "sk-fake-0000");
     run_cli(cmd, PROMPT, &expiry(server, timeout))
@@ -432,7 +426,7 @@ fn codex_rollout(ws: &Workspace, thread_id: &str) -> Vec<Value> {
 }
 
 /// A version pinned in `.ci/run` (`NAME=1.2.3`), the one place the tested versions are named.
-fn pinned(name: &str) -> String {
+pub(crate) fn pinned(name: &str) -> String {
     let script = std::fs::read_to_string(repo_root().join(".ci/run")).unwrap();
     script
         .lines()
@@ -501,7 +495,7 @@ fn record(name: &str, ws: &Workspace, server: &ModelServer, content: &str) {
 }
 
 /// `type` (+ `/subtype`, + `:item.type`) of each JSON line.
-fn event_kinds(s: &str) -> Vec<String> {
+pub(crate) fn event_kinds(s: &str) -> Vec<String> {
     s.lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .map(|e| {
@@ -662,17 +656,20 @@ fn claude_tool_outside_the_read_only_set_is_shown_and_not_run() {
 fn claude_quota_refusal_then_the_fallback_model_succeeds() {
     let Some(claude) = cli("claude") else { return };
     let ws = Workspace::new();
-    // With CLAUDE_CODE_MAX_RETRIES=1 the refusal takes two requests.
-    let mut turns = vec![anthropic_429(), anthropic_429()];
+    // Under the preset's CLAUDE_CODE_MAX_RETRIES the refusal takes 1 + that many requests.
+    let mut turns = vec![anthropic_429(); 1 + claude_retries()];
     turns.extend(claude_review_turns());
     let server = ModelServer::start(Script::new().messages(turns));
 
     let refused = run_claude(&claude, &ws, &server, CLAUDE_MODEL, Timeout::Wall(WALL));
     assert_eq!(refused.code, Some(1), "{refused}");
-    let retry = refused.one("system", Some("api_retry"));
-    assert_eq!(retry["error_status"], 429, "{refused}");
-    assert_eq!(retry["error"], "rate_limit", "{refused}");
-    assert_eq!(retry["max_retries"], 1, "{refused}");
+    let retries = refused.of("system", Some("api_retry"));
+    assert_eq!(retries.len(), claude_retries(), "{refused}");
+    for retry in retries {
+        assert_eq!(retry["error_status"], 429, "{refused}");
+        assert_eq!(retry["error"], "rate_limit", "{refused}");
+        assert_eq!(retry["max_retries"], claude_retries(), "{refused}");
+    }
     let result = refused.one("result", None);
     assert_eq!(result["is_error"], true, "{refused}");
     assert_eq!(result["subtype"], "success", "{refused}");
@@ -712,11 +709,10 @@ fn claude_quota_refusal_then_the_fallback_model_succeeds() {
     assert_eq!(
         models,
         [
-            CLAUDE_MODEL,
-            CLAUDE_MODEL,
-            CLAUDE_FALLBACK_MODEL,
-            CLAUDE_FALLBACK_MODEL
+            vec![CLAUDE_MODEL; 1 + claude_retries()],
+            vec![CLAUDE_FALLBACK_MODEL; 2]
         ]
+        .concat()
     );
 }
 
@@ -734,11 +730,17 @@ fn claude_authentication_refusal() {
     );
     let run = run_claude(&claude, &ws, &server, CLAUDE_MODEL, Timeout::Wall(WALL));
     assert_eq!(run.code, Some(1), "{run}");
-    // Claude retries a 401 like a 429 (here once, CLAUDE_CODE_MAX_RETRIES=1).
-    assert_eq!(server.requests_to("/v1/messages").len(), 2);
-    let retry = run.one("system", Some("api_retry"));
-    assert_eq!(retry["error_status"], 401, "{run}");
-    assert_eq!(retry["error"], "authentication_failed", "{run}");
+    // Claude retries a 401 like a 429 (as often as the preset's CLAUDE_CODE_MAX_RETRIES says).
+    assert_eq!(
+        server.requests_to("/v1/messages").len(),
+        1 + claude_retries()
+    );
+    let retries = run.of("system", Some("api_retry"));
+    assert_eq!(retries.len(), claude_retries(), "{run}");
+    for retry in retries {
+        assert_eq!(retry["error_status"], 401, "{run}");
+        assert_eq!(retry["error"], "authentication_failed", "{run}");
+    }
     let result = run.one("result", None);
     assert_eq!(result["is_error"], true, "{run}");
     assert_eq!(result["api_error_status"], 401, "{run}");

@@ -1,7 +1,8 @@
 //! The claude, codex, agy and native presets end to end (issue 7; seed rows G10–G15, G19, §5).
 //! Fake `claude`, `codex` and `agy` executables, written by each test into a folder put first on
-//! PATH, replay event streams recorded from the real CLIs (`tests/data/reviewer-cli/`, built from
-//! the lines in `shared/research/real-cli-runs.md`; `@HEAD@` stands for the reviewed head). The
+//! PATH, replay event streams recorded from the real CLIs (`tests/data/reviewer-cli/`, written
+//! by `tests/cli/real_spar.rs` from real runs of `git spar run` on the same change; `@HEAD@`
+//! stands for the reviewed head). The
 //! fakes record the argv, stdin, working directory and `CLAUDE_CODE_MAX_RETRIES` of every call,
 //! and the tests check them. spar runs them exactly as it would run the real CLIs.
 
@@ -201,6 +202,24 @@ const CLAUDE_VERSION: &str = "echo '2.1.332 (Claude Code)'";
 const CODEX_VERSION: &str = "echo 'codex-cli 0.171.0'";
 const AGY_VERSION: &str = "echo 'agy 1.1.13'";
 
+/// The body of a fake codex that writes the session log `rollout` where Codex keeps it (under
+/// `$CODEX_HOME/sessions/`, named by the `thread_id` of `jsonl`'s `thread.started`), then
+/// replays `jsonl`.
+fn codex_with_session_log(jsonl: &str, rollout: &str) -> String {
+    let first = std::fs::read_to_string(data(jsonl)).unwrap();
+    let first: Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
+    let thread = first["thread_id"].as_str().unwrap();
+    format!(
+        "mkdir -p \"$CODEX_HOME/sessions/2026/11/30\"\n{{replay:{rollout}}} > \"$CODEX_HOME/sessions/2026/11/30/rollout-2026-11-30T15-29-37-{thread}.jsonl\"\n{{replay:{jsonl}}}"
+    )
+}
+
+/// The models the real CLIs named in the recorded clean reviews (G12): the one the scripted
+/// server said it served (Claude's assistant events), and Codex's default model (its session
+/// log).
+const CLAUDE_SERVED: &str = "claude-sonnet-4-6-20261101";
+const CODEX_DEFAULT_MODEL: &str = "gpt-6.2-sol";
+
 /// The value after `flag` in `argv`.
 fn after<'a>(argv: &'a [String], flag: &str) -> Option<&'a str> {
     argv.iter()
@@ -230,7 +249,7 @@ fn default_reviewers_claude_and_codex_run_unchanged() {
     fx.fake(
         "codex",
         CODEX_VERSION,
-        "mkdir -p \"$CODEX_HOME/sessions/2026/11/30\"\n{replay:codex-rollout-clean.jsonl} > \"$CODEX_HOME/sessions/2026/11/30/rollout-2026-11-30T11-24-47-01a22c33-40db-78b1-8dd3-e7994842b699.jsonl\"\n{replay:codex-clean.jsonl}",
+        &codex_with_session_log("codex-clean.jsonl", "codex-rollout-clean.jsonl"),
     );
     let run = fx.run(&["--reviewers", "claude,codex"]);
     run.ok();
@@ -240,16 +259,19 @@ fn default_reviewers_claude_and_codex_run_unchanged() {
         .stderr_has("spar: code-1: claude: version 2.1.332 (Claude Code)");
     let claude = fx.reviewer("code-1", "claude");
     status(&claude, "completed", "");
-    assert_eq!(claude["observed_model"], "claude-sonnet-x");
+    assert_eq!(claude["observed_model"], CLAUDE_SERVED);
     let attempts = claude["attempts"].as_array().unwrap();
     assert_eq!(attempts.len(), 1, "{claude:#}");
-    assert_eq!(attempts[0]["observed_model"], "claude-sonnet-x");
+    assert_eq!(attempts[0]["observed_model"], CLAUDE_SERVED);
     assert_eq!(attempts[0]["version"], "2.1.332 (Claude Code)");
     assert_eq!(attempts[0]["exit_code"], 0);
     assert!(attempts[0].get("model").is_none(), "{claude:#}");
     let codex = fx.reviewer("code-1", "codex");
     status(&codex, "completed", "");
-    assert_eq!(codex["observed_model"], "gpt-x", "from the session log");
+    assert_eq!(
+        codex["observed_model"], CODEX_DEFAULT_MODEL,
+        "from the session log"
+    );
     let ids: Vec<String> = fx
         .findings("code-1")
         .iter()
@@ -533,12 +555,15 @@ fn codex_sandbox_blocked_write_is_found_in_the_session_log() {
     fx.fake(
         "codex",
         CODEX_VERSION,
-        "mkdir -p \"$CODEX_HOME/sessions/2026/11/30\"\n{replay:codex-rollout-write-attempts.jsonl} > \"$CODEX_HOME/sessions/2026/11/30/rollout-2026-11-30T11-24-49-01a22c33-40db-78b1-8dd3-e7994842b699.jsonl\"\n{replay:codex-write-attempts.jsonl}",
+        &codex_with_session_log(
+            "codex-write-attempts.jsonl",
+            "codex-rollout-write-attempts.jsonl",
+        ),
     );
     fx.run(&["--reviewers", "codex"]).ok();
     let rec = fx.reviewer("code-1", "codex");
     status(&rec, "tool_violation", "touch pwned.txt");
-    assert_eq!(rec["observed_model"], "gpt-x");
+    assert_eq!(rec["observed_model"], CODEX_DEFAULT_MODEL);
 }
 
 /// G10: an item other than messages, reasoning and commands is a tool violation.
@@ -577,10 +602,10 @@ fn codex_refusals_and_reset_time() {
         "unavailable",
         "quota or rate limit: You've hit your usage limit.",
     );
-    assert_eq!(rec["resets"], "12:32 PM", "{rec:#}");
-    assert_eq!(rec["attempts"][0]["resets"], "12:32 PM");
+    assert_eq!(rec["resets"], "4:13 PM", "{rec:#}");
+    assert_eq!(rec["attempts"][0]["resets"], "4:13 PM");
     let summary = fx.round_file("code-1", "summary.md");
-    assert!(summary.contains("12:32 PM"), "{summary}");
+    assert!(summary.contains("4:13 PM"), "{summary}");
     let rec = fx.reviewer("code-1", "auth");
     status(&rec, "unavailable", "authentication: ");
     assert!(rec["reason"].as_str().unwrap().contains("401 Unauthorized"));

@@ -57,6 +57,8 @@ pub struct Parser {
     served_model: Option<String>,
     usage_model: Option<String>,
     saw_result: bool,
+    /// The id of the tool use that is the violation, until the CLI's answer to it is read.
+    violating_use: Option<String>,
 }
 
 impl Parser {
@@ -89,10 +91,11 @@ impl Parser {
                     match str_at(block, "type") {
                         Some("tool_use") | Some("server_tool_use") => {
                             let name = str_at(block, "name").unwrap_or("?");
-                            if !ALLOWED_TOOLS.contains(&name) {
+                            if !ALLOWED_TOOLS.contains(&name) && self.out.violation.is_none() {
                                 self.out.violate(format!(
                                     "used the tool {name} (a claude reviewer may use only Read, Grep and Glob)"
                                 ));
+                                self.violating_use = str_at(block, "id").map(str::to_string);
                             }
                             events.push(format!("tool {name}"));
                         }
@@ -105,6 +108,10 @@ impl Parser {
                     }
                 }
                 (!events.is_empty()).then(|| events.join(", "))
+            }
+            "user" => {
+                self.answer_to_violation(v);
+                None
             }
             "result" => {
                 self.saw_result = true;
@@ -150,6 +157,54 @@ impl Parser {
                 Some("result".into())
             }
             _ => None,
+        }
+    }
+}
+
+impl Parser {
+    /// Adds what Claude Code did with the violating tool use to the violation: a tool outside
+    /// `--tools` is not run, and the model gets `<tool_use_error>Error: No such tool available:
+    /// …</tool_use_error>` back (Claude Code 2.1.332).
+    fn answer_to_violation(&mut self, v: &Value) {
+        let Some(id) = self.violating_use.clone() else {
+            return;
+        };
+        for block in v["message"]["content"].as_array().into_iter().flatten() {
+            if str_at(block, "type") != Some("tool_result")
+                || str_at(block, "tool_use_id") != Some(&id)
+            {
+                continue;
+            }
+            let text = match &block["content"] {
+                Value::String(s) => s.clone(),
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|p| str_at(p, "text"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                _ => String::new(),
+            };
+            let text = text
+                .trim()
+                .trim_start_matches("<tool_use_error>")
+                .trim_end_matches("</tool_use_error>")
+                .trim();
+            let text = text.strip_prefix("Error: ").unwrap_or(text);
+            let first = text
+                .split(". ")
+                .next()
+                .unwrap_or(text)
+                .trim_end_matches('.');
+            let did = if block["is_error"].as_bool() == Some(true) {
+                format!("Claude Code did not run it: {first}")
+            } else {
+                format!("Claude Code ran it: {}", super::last_line(first))
+            };
+            if let Some(why) = &mut self.out.violation {
+                why.push_str("; ");
+                why.push_str(&did);
+            }
+            self.violating_use = None;
         }
     }
 }
@@ -219,6 +274,18 @@ mod tests {
             r#"{"type":"assistant","message":{"model":"m","content":[{"type":"tool_use","name":"Bash","input":{}}]}}"#,
         ]);
         assert!(o.violation.unwrap().contains("Write"));
+    }
+
+    #[test]
+    fn what_the_cli_did_with_the_violation_is_part_of_it() {
+        let o = parse(&[
+            r#"{"type":"assistant","message":{"model":"m","content":[{"type":"tool_use","id":"t1","name":"Write","input":{}}]}}"#,
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"<tool_use_error>Error: No such tool available: Write. Write is disabled for this session, in subagents as well as here.</tool_use_error>","is_error":true,"tool_use_id":"t1"}]}}"#,
+        ]);
+        assert_eq!(
+            o.violation.as_deref(),
+            Some("used the tool Write (a claude reviewer may use only Read, Grep and Glob); Claude Code did not run it: No such tool available: Write")
+        );
     }
 
     #[test]

@@ -230,7 +230,12 @@ impl StreamParser for Parser {
             "item.completed" => self.item(&v["item"], true),
             "error" => {
                 let m = str_at(&v, "message").unwrap_or("error");
-                self.out.errors.push(m.to_string());
+                // `Reconnecting... N/5 (<error>)` announces a retry (Codex 0.171.0 retries even
+                // a 401 five times); the error that ends the turn follows on its own, and the
+                // refusal's reason is that one.
+                if !m.starts_with("Reconnecting...") {
+                    self.out.errors.push(m.to_string());
+                }
                 Some(format!("error: {m}"))
             }
             "turn.failed" => {
@@ -270,6 +275,23 @@ mod tests {
         let mut p = Box::new(Parser::new(None));
         p.line(r#"{"type":"item.completed","item":{"id":"item_1","type":"file_change","changes":[],"status":"completed"}}"#);
         assert!(p.finish().violation.unwrap().contains("file_change"));
+    }
+
+    #[test]
+    fn reconnect_notices_are_not_the_error() {
+        let mut p = Box::new(Parser::new(None));
+        p.line(r#"{"type":"error","message":"Reconnecting... 1/5 (unexpected status 401 Unauthorized: x)"}"#);
+        p.line(r#"{"type":"error","message":"unexpected status 401 Unauthorized: y"}"#);
+        p.line(
+            r#"{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized: y"}}"#,
+        );
+        let o = p.finish();
+        assert!(o.failed);
+        assert!(
+            o.errors.iter().all(|e| e.ends_with(": y")),
+            "{:?}",
+            o.errors
+        );
     }
 
     #[test]
