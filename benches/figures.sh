@@ -1,0 +1,302 @@
+#!/usr/bin/env bash
+# The tool's own cost next to git's (issue 10): a benchmark, not a test.
+#
+#   cargo build --release && bash benches/figures.sh
+#
+# Builds one fixture repository deterministically (COMMITS commits, a sprint with TRANSITIONS
+# evidence transitions, a spar series of ROUNDS rounds with FINDINGS findings each, a change of
+# FILES files, a result of RECORD_FINDINGS findings), then measures each command side by side
+# with its anchor in one hyperfine run, and prints per figure: both means, the wall-clock ratio,
+# the ratio of instructions counted by callgrind (stable on a busy machine), our peak memory,
+# and the target. Then how the costs grow: the gates at 10, 100 and 1,000 transitions and
+# rounds, and the pre-push hook at 1,000, 10,000 and 50,000 commits.
+#
+# Knobs (environment): RUNS (hyperfine runs per command, default 100), COMMITS (10000),
+# TRANSITIONS (1000), ROUNDS (200), FINDINGS (20), FILES (5000), RECORD_FINDINGS (1000),
+# GROWTH (1: measure growth too; 0: skip), GROWTH_SIZES ("10 100 1000"),
+# GROWTH_COMMITS ("1000 10000 50000"), CALLGRIND (1: count instructions; 0: skip),
+# KEEP (1: keep the fixture folder and print where it is).
+#
+# Needs hyperfine, valgrind (for CALLGRIND=1), jq, python3 and GNU time (/usr/bin/time).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+bin="$here/target/x86_64-unknown-linux-gnu/release" # .cargo/config.toml sets the build target
+[ -x "$bin/git-rails" ] || bin="$here/target/release"
+[ -x "$bin/git-rails" ] && [ -x "$bin/git-spar" ] || { echo "bench: build first: cargo build --release" >&2; exit 1; }
+for t in hyperfine jq python3 /usr/bin/time; do
+  command -v "$t" >/dev/null || { echo "bench: needs $t (apt-get install hyperfine jq python3 time valgrind)" >&2; exit 1; }
+done
+RUNS=${RUNS:-100} COMMITS=${COMMITS:-10000} TRANSITIONS=${TRANSITIONS:-1000}
+ROUNDS=${ROUNDS:-200} FINDINGS=${FINDINGS:-20} FILES=${FILES:-5000}
+RECORD_FINDINGS=${RECORD_FINDINGS:-1000} GROWTH=${GROWTH:-1} CALLGRIND=${CALLGRIND:-1}
+GROWTH_SIZES=${GROWTH_SIZES:-"10 100 1000"} GROWTH_COMMITS=${GROWTH_COMMITS:-"1000 10000 50000"}
+if [ "$CALLGRIND" = 1 ] && ! command -v valgrind >/dev/null; then
+  echo "bench: valgrind not found; instruction counts skipped (CALLGRIND=0)" >&2
+  CALLGRIND=0
+fi
+
+work=$(mktemp -d)
+if [ "${KEEP:-0}" = 1 ]; then echo "bench: fixture kept in $work" >&2; else trap 'rm -rf "$work"' EXIT; fi
+mkdir -p "$work/home" "$work/xdg"
+# Hermetic: no system or user git configuration, a fixed identity, spar's user file ours.
+export PATH="$bin:$PATH" HOME="$work/home" XDG_CONFIG_HOME="$work/xdg" SPAR_CONFIG="$work/spar.toml"
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null LC_ALL=C
+export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid
+export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.invalid
+log() { printf 'bench: %s\n' "$*" >&2; }
+
+# ---- the fixture -------------------------------------------------------------------------
+
+commits() { # $1 = folder, $2 = commits on main (fast-import, deterministic)
+  git init -q -b main "$1"
+  python3 - "$2" <<'PY' | git -C "$1" fast-import --quiet
+import sys
+n = int(sys.argv[1])
+for i in range(1, n + 1):
+    body = f"line {i}\n"
+    print(f"commit refs/heads/main\nmark :{i}\ncommitter b <b@x> {1700000000 + i} +0000")
+    msg = f"c{i}"
+    print(f"data {len(msg)}\n{msg}")
+    if i > 1:
+        print(f"from :{i - 1}")
+    print(f"M 644 inline dir{i % 100}/f{i % 1000}.txt\ndata {len(body)}\n{body}")
+    print()
+PY
+  git -C "$1" reset -q --hard main
+  echo ".rails/" >> "$1/.git/info/exclude"
+}
+
+sprint() { # $1 = sprint, $2 = transitions (red, green, surface, then cleanups); in the cwd
+  local s=$1 n=$2
+  mkdir -p .rails/contracts
+  cat > ".rails/contracts/$s.json" <<JSON
+{"version":"v1","id":"01JDQ7ZK3M8T5V2W9X4Y6Z0ABC","sprintId":"$s","createdAt":"2026-11-30T12:00:00Z",
+ "type":"feature","dod":{"checks":[{"id":"c1","description":"proof exists","kind":"file_exists","spec":{"path":"proof-$s.txt"},"scope":["proof-$s.txt"]}]},
+ "environmentPrerequisites":[],"nonGoals":[],"runtimeValidation":{"commands":[]},"riskFlags":[],
+ "reviewerProfile":"static","approvalGates":{}}
+JSON
+  git rails contract freeze "$s" >/dev/null
+  git rails evidence red "$s" c1 >/dev/null
+  echo proof > "proof-$s.txt" && git add "proof-$s.txt" && git commit -q -m "proof $s"
+  git rails evidence green "$s" c1 >/dev/null
+  git rails evidence surface "$s" c1 --note bench >/dev/null
+  local i
+  for i in $(seq 4 "$n"); do git rails evidence cleanup "$s" c1 --note "receipt $i" >/dev/null; done
+}
+
+result_json() { # $1 = head, $2 = findings, $3 = id prefix: a result every G1–G6 rule accepts
+  python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+head, n, prefix = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+angles = ["correctness", "regression", "checks", "contract", "security"]
+files = ["app/main.rs", "app/lib.rs", "docs/notes.md"]
+print(json.dumps({
+    "reviewed_head": head,
+    "verdict": "no_blocking_findings",
+    "angles_checked": [{"angle": a, "result": "looked"} for a in angles],
+    "angles_unchecked": [],
+    "findings": [{
+        "id": f"{prefix}{i}", "proposed_class": "note", "angle": angles[i % 5],
+        "location": f"head/{files[i % 3]}:{1 + i % 3}", "claim": f"claim {i}",
+        "failure_scenario": "none in practice", "evidence": "read the file", "link_kind": "none",
+        "link": "", "introduced_by_change": "no", "regression": "no", "check_impact": "none",
+        "confidence": "low"} for i in range(1, n + 1)],
+    "limits": "",
+}, indent=2))
+PY
+}
+
+repo="$work/repo"
+log "fixture: $COMMITS commits, $TRANSITIONS transitions, $ROUNDS rounds x $FINDINGS findings, a $FILES-file change"
+commits "$repo" "$COMMITS"
+cd "$repo"
+sprint B "$TRANSITIONS"
+git rails contract bind B >/dev/null
+git rails hooks install >/dev/null
+git rails gate >/dev/null || { echo "bench: the fixture's gate does not pass" >&2; exit 1; }
+
+# The reviewed change lives on its own small branch, so a round copies a small tree.
+git checkout -q --orphan review
+git rm -rq --cached . && git clean -fdxq -e .rails
+mkdir -p app docs .jaekit
+printf 'fn main() {}\n' > app/main.rs; printf 'pub fn f() {}\n' > app/lib.rs; printf 'notes\n' > docs/notes.md
+printf '[caps]\ncode = 100000\n' > .jaekit/spar.toml
+git add -A && git commit -q -m "review base"
+review_base=$(git rev-parse HEAD)
+printf 'fn main() {\n    println!("hi");\n}\n' > app/main.rs
+printf 'pub fn f() -> u8 {\n    1\n}\n' > app/lib.rs
+git commit -qam "review change"
+review_head=$(git rev-parse HEAD)
+# The big change: FILES new files on top of the review base.
+git checkout -q -b big "$review_base"
+python3 - "$FILES" <<'PY'
+import os, sys
+for i in range(int(sys.argv[1])):
+    d = f"src/m{i % 50}"
+    os.makedirs(d, exist_ok=True)
+    with open(f"{d}/f{i}.rs", "w") as f:
+        f.write(f"// file {i}\npub fn f{i}() -> usize {{\n    {i}\n}}\n")
+PY
+git add -A && git commit -q -m "a $FILES-file change"
+big_head=$(git rev-parse HEAD)
+git checkout -q review
+
+reviewer="$work/reviewer.sh"
+result_json "$review_head" "$FINDINGS" R > "$work/round-result.json"
+printf '#!/bin/sh\ncat %s\n' "$work/round-result.json" > "$reviewer" && chmod +x "$reviewer"
+cat > "$SPAR_CONFIG" <<TOML
+timeout_seconds = 120
+
+[[reviewers]]
+name = "lint"
+preset = "command"
+argv = ["$reviewer", "{prompt}"]
+
+[[reviewers]]
+name = "host"
+preset = "native"
+TOML
+
+rounds() { # $1 = series, $2 = rounds
+  local i
+  for i in $(seq 1 "$2"); do
+    git spar run --base "$review_base" --head "$review_head" --series "$1" --reviewers lint >/dev/null 2>&1 \
+      || { echo "bench: git spar run failed for $1 round $i" >&2; git spar run --base "$review_base" --head "$review_head" --series "$1" --reviewers lint >&2; exit 1; }
+  done
+}
+log "spar series S: $ROUNDS rounds"
+rounds S "$ROUNDS"
+round_list() { local i; for i in $(seq 1 "$2"); do printf '%s:code-%s ' "$1" "$i"; done; }
+
+# A round with a pending native reviewer, for `git spar record`.
+git spar run --base "$review_base" --head "$review_head" --series N --reviewers host >/dev/null 2>&1
+result_json "$review_head" "$RECORD_FINDINGS" H > "$work/record-result.json"
+n_series=$(git rev-parse refs/spar/series/N)
+n_notes=$(git rev-parse -q --verify refs/notes/spar || true)
+cat > "$work/prep-record.sh" <<SH
+git update-ref refs/spar/series/N $n_series
+${n_notes:+git update-ref refs/notes/spar $n_notes}
+SH
+cat > "$work/prep-dry.sh" <<SH
+rm -rf "$work/out" "$work/arch"; mkdir -p "$work/arch"
+git update-ref -d refs/spar/series/D 2>/dev/null || true
+SH
+git checkout -q main
+head=$(git rev-parse HEAD)
+printf 'refs/heads/main %s refs/heads/main %s\n' "$head" "$(printf '0%.0s' $(seq 40))" > "$work/push.in"
+
+# ---- measuring ---------------------------------------------------------------------------
+
+# Instructions of a command and of every process it starts (callgrind, summed).
+instructions() { # $1 = shell command
+  [ "$CALLGRIND" = 1 ] || { echo 0; return; }
+  local d; d=$(mktemp -d)
+  sh "$work/prep.sh" >/dev/null 2>&1 || true
+  valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$d/cg.%p" \
+    sh -c "$1" >/dev/null 2>&1 </dev/null || true
+  cat "$d"/cg.* | awk '/^summary:/ { s += $2 } END { print s + 0 }'
+  rm -rf "$d"
+}
+
+# Peak resident memory (KiB) of one of our commands (not of the shell around it).
+peak_kib() { # $1 = command line without shell syntax, $2 = stdin file
+  sh "$work/prep.sh" >/dev/null 2>&1 || true
+  # shellcheck disable=SC2086
+  /usr/bin/time -f '%M' -o "$work/rss" $1 < "$2" >/dev/null 2>&1 || true
+  tail -1 "$work/rss"
+}
+
+table="$work/table.md"
+printf '| what | mean | anchor | anchor mean | wall ratio | instructions ratio | target | peak memory |\n|:---|---:|:---|---:|---:|---:|---:|---:|\n' > "$table"
+
+# $1 what, $2 our command (shell), $3 anchor name, $4 anchor command (shell), $5 target ratio,
+# $6 our command for the memory figure (no shell syntax), $7 its stdin, $8 prepare script or ''
+figure() {
+  local what=$1 ours=$2 aname=$3 anchor=$4 target=$5 mem=$6 stdin=$7 prep=${8:-}
+  printf '%s\n' "${prep:+sh $prep}" > "$work/prep.sh"
+  local args=(--warmup 5 --runs "$RUNS" -i --export-json "$work/h.json")
+  [ -n "$prep" ] && args+=(--prepare "sh $prep")
+  hyperfine "${args[@]}" -n ours "$ours" -n anchor "$anchor" >/dev/null 2>&1
+  local mo ma io ia kib
+  mo=$(jq '.results[0].mean * 1000' "$work/h.json"); ma=$(jq '.results[1].mean * 1000' "$work/h.json")
+  io=$(instructions "$ours"); ia=$(instructions "$anchor")
+  kib=$(peak_kib "$mem" "$stdin")
+  python3 - "$what" "$mo" "$aname" "$ma" "$io" "$ia" "$target" "$kib" >> "$table" <<'PY'
+import sys
+what, mo, aname, ma, io, ia, target, kib = sys.argv[1:]
+mo, ma, io, ia, target, kib = float(mo), float(ma), float(io), float(ia), float(target), float(kib or 0)
+wall = mo / ma
+ins = f"{io / ia:.2f}" if ia else "–"
+ok = "✓" if wall <= target else "✗"
+mem = f"{kib / 1024:.1f} MiB" + (" ✓" if kib <= 64 * 1024 else " ✗")
+print(f"| {what} | {mo:.1f} ms | {aname} | {ma:.1f} ms | {wall:.2f} {ok} | {ins} | ≤ {target:g}× | {mem} |")
+PY
+  log "measured: $what"
+}
+
+figure "git rails gate (passing, $TRANSITIONS transitions)" "git-rails gate" \
+  "git rev-parse HEAD" "git rev-parse HEAD" 2 "git-rails gate" /dev/null
+figure "installed pre-push hook (passing)" "sh -c '.git/hooks/pre-push origin url < $work/push.in'" \
+  "git rev-parse HEAD" "git rev-parse HEAD" 2 "git-rails hook pre-push origin url" "$work/push.in"
+figure "git spar gate over $ROUNDS rounds ($FINDINGS findings each)" "git-spar gate $(round_list S "$ROUNDS")" \
+  "git log --oneline -1 refs/spar/series/S" "git log --oneline -1 refs/spar/series/S" 3 \
+  "git-spar gate $(round_list S "$ROUNDS")" /dev/null
+figure "git spar run --dry-run on a $FILES-file change" \
+  "git-spar run --dry-run --base $review_base --head $big_head --series D --reviewers lint --out $work/out" \
+  "git archive | tar -x" "sh -c 'git archive $big_head | tar -x -C $work/arch'" 1.5 \
+  "git-spar run --dry-run --base $review_base --head $big_head --series D --reviewers lint --out $work/out" /dev/null \
+  "$work/prep-dry.sh"
+figure "git spar record of $RECORD_FINDINGS findings" "git-spar record N code-1 host --result $work/record-result.json" \
+  "jq . (same JSON)" "jq . $work/record-result.json" 2 \
+  "git-spar record N code-1 host --result $work/record-result.json" /dev/null "$work/prep-record.sh"
+: > "$work/prep.sh"
+
+echo
+echo "## Figures ($(date -u +%FT%TZ), $(nproc) cores, $RUNS runs each)"
+echo
+cat "$table"
+
+# ---- growth ------------------------------------------------------------------------------
+
+mean_ms() { # hyperfine mean of one command, in ms
+  hyperfine -N --warmup 5 --runs "$RUNS" -i --export-json "$work/g.json" "$1" >/dev/null 2>&1
+  jq '.results[0].mean * 1000' "$work/g.json"
+}
+
+if [ "$GROWTH" = 1 ]; then
+  log "growth: sprints and series of $GROWTH_SIZES"
+  git checkout -q review
+  for n in $GROWTH_SIZES; do rounds "R$n" "$n"; done
+  git checkout -q main
+  for n in $GROWTH_SIZES; do [ "$n" -ge 3 ] && sprint "G$n" "$n"; done
+  echo
+  echo "## Growth"
+  echo
+  echo "| records | git rails gate G<n> (ms) | its instructions | git spar gate over n rounds (ms) | its instructions |"
+  echo "|---:|---:|---:|---:|---:|"
+  for n in $GROWTH_SIZES; do
+    g=$(mean_ms "git-rails gate G$n"); gi=$(instructions "git-rails gate G$n")
+    s=$(mean_ms "git-spar gate $(round_list "R$n" "$n")"); si=$(instructions "git-spar gate $(round_list "R$n" "$n")")
+    printf '| %s | %.2f | %s | %.2f | %s |\n' "$n" "$g" "$gi" "$s" "$si"
+  done
+  echo
+  echo "| commits | git rev-parse HEAD (ms) | pre-push hook (ms) | hook instructions |"
+  echo "|---:|---:|---:|---:|"
+  for c in $GROWTH_COMMITS; do
+    r="$work/c$c"
+    commits "$r" "$c"
+    (
+      cd "$r"
+      sprint B 10 && git rails contract bind B >/dev/null
+      h=$(git rev-parse HEAD)
+      printf 'refs/heads/main %s refs/heads/main %s\n' "$h" "$(printf '0%.0s' $(seq 40))" > "$work/push-$c.in"
+      rp=$(mean_ms "git rev-parse HEAD")
+      hyperfine -N --warmup 5 --runs "$RUNS" -i --export-json "$work/g.json" \
+        "sh -c 'git-rails hook pre-push origin url < $work/push-$c.in'" >/dev/null 2>&1
+      hk=$(jq '.results[0].mean * 1000' "$work/g.json")
+      hi=$(instructions "git-rails hook pre-push origin url < $work/push-$c.in")
+      printf '| %s | %.2f | %.2f | %s |\n' "$c" "$rp" "$hk" "$hi"
+    )
+    rm -rf "$r"
+  done
+fi
