@@ -11,7 +11,8 @@
 # and the target. Then how the costs grow: the gates at 10, 100 and 1,000 transitions and
 # rounds, and the pre-push hook at 1,000, 10,000 and 50,000 commits.
 #
-# Knobs (environment): RUNS (hyperfine runs per command, default 100), COMMITS (10000),
+# Knobs (environment): RUNS (hyperfine runs per command, default 100), BIG_RUNS (for the
+# 5,000-file run and the record, default 20), COMMITS (10000),
 # TRANSITIONS (1000), ROUNDS (200), FINDINGS (20), FILES (5000), RECORD_FINDINGS (1000),
 # GROWTH (1: measure growth too; 0: skip), GROWTH_SIZES ("10 100 1000"),
 # GROWTH_COMMITS ("1000 10000 50000"), CALLGRIND (1: count instructions; 0: skip),
@@ -29,6 +30,7 @@ done
 RUNS=${RUNS:-100} COMMITS=${COMMITS:-10000} TRANSITIONS=${TRANSITIONS:-1000}
 ROUNDS=${ROUNDS:-200} FINDINGS=${FINDINGS:-20} FILES=${FILES:-5000}
 RECORD_FINDINGS=${RECORD_FINDINGS:-1000} GROWTH=${GROWTH:-1} CALLGRIND=${CALLGRIND:-1}
+BIG_RUNS=${BIG_RUNS:-20}
 GROWTH_SIZES=${GROWTH_SIZES:-"10 100 1000"} GROWTH_COMMITS=${GROWTH_COMMITS:-"1000 10000 50000"}
 if [ "$CALLGRIND" = 1 ] && ! command -v valgrind >/dev/null; then
   echo "bench: valgrind not found; instruction counts skipped (CALLGRIND=0)" >&2
@@ -236,11 +238,20 @@ PY
 
 figure "git rails gate (passing, $TRANSITIONS transitions)" "git-rails gate" \
   "git rev-parse HEAD" "git rev-parse HEAD" 2 "git-rails gate" /dev/null
-figure "installed pre-push hook (passing)" "sh -c '.git/hooks/pre-push origin url < $work/push.in'" \
+# hyperfine runs each command through a shell and subtracts the shell's own start; the hook
+# script then runs in its own /bin/sh, as when git runs it.
+figure "installed pre-push hook (passing)" ".git/hooks/pre-push origin url < $work/push.in" \
   "git rev-parse HEAD" "git rev-parse HEAD" 2 "git-rails hook pre-push origin url" "$work/push.in"
 figure "git spar gate over $ROUNDS rounds ($FINDINGS findings each)" "git-spar gate $(round_list S "$ROUNDS")" \
   "git log --oneline -1 refs/spar/series/S" "git log --oneline -1 refs/spar/series/S" 3 \
   "git-spar gate $(round_list S "$ROUNDS")" /dev/null
+cat > "$work/prep-cold.sh" <<SH
+rm -rf "$repo/.git/spar/cache"
+SH
+figure "git spar gate over $ROUNDS rounds, first after a new record (nothing kept)" "git-spar gate $(round_list S "$ROUNDS")" \
+  "git log --oneline -1 refs/spar/series/S" "git log --oneline -1 refs/spar/series/S" 3 \
+  "git-spar gate $(round_list S "$ROUNDS")" /dev/null "$work/prep-cold.sh"
+RUNS_SMALL=$RUNS RUNS=$BIG_RUNS
 figure "git spar run --dry-run on a $FILES-file change" \
   "git-spar run --dry-run --base $review_base --head $big_head --series D --reviewers lint --out $work/out" \
   "git archive | tar -x" "sh -c 'git archive $big_head | tar -x -C $work/arch'" 1.5 \
@@ -249,6 +260,7 @@ figure "git spar run --dry-run on a $FILES-file change" \
 figure "git spar record of $RECORD_FINDINGS findings" "git-spar record N code-1 host --result $work/record-result.json" \
   "jq . (same JSON)" "jq . $work/record-result.json" 2 \
   "git-spar record N code-1 host --result $work/record-result.json" /dev/null "$work/prep-record.sh"
+RUNS=$RUNS_SMALL
 : > "$work/prep.sh"
 
 echo
@@ -272,12 +284,15 @@ if [ "$GROWTH" = 1 ]; then
   echo
   echo "## Growth"
   echo
-  echo "| records | git rails gate G<n> (ms) | its instructions | git spar gate over n rounds (ms) | its instructions |"
-  echo "|---:|---:|---:|---:|---:|"
+  echo "| records | git rails gate G<n> (ms) | its instructions | git spar gate over n rounds (ms) | its instructions | the same, nothing kept: instructions |"
+  echo "|---:|---:|---:|---:|---:|---:|"
   for n in $GROWTH_SIZES; do
     g=$(mean_ms "git-rails gate G$n"); gi=$(instructions "git-rails gate G$n")
     s=$(mean_ms "git-spar gate $(round_list "R$n" "$n")"); si=$(instructions "git-spar gate $(round_list "R$n" "$n")")
-    printf '| %s | %.2f | %s | %.2f | %s |\n' "$n" "$g" "$gi" "$s" "$si"
+    printf 'sh %s\n' "$work/prep-cold.sh" > "$work/prep.sh"
+    ci=$(instructions "git-spar gate $(round_list "R$n" "$n")")
+    : > "$work/prep.sh"
+    printf '| %s | %.2f | %s | %.2f | %s | %s |\n' "$n" "$g" "$gi" "$s" "$si" "$ci"
   done
   echo
   echo "| commits | git rev-parse HEAD (ms) | pre-push hook (ms) | hook instructions |"
