@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -132,7 +133,7 @@ fn read_ledger(
 
 /// The findings and the entries in force (the newest per finding) of one round.
 struct RoundState {
-    findings: Vec<Finding>,
+    findings: Rc<Vec<Finding>>,
     in_force: HashMap<String, LedgerEntry>,
 }
 
@@ -143,7 +144,7 @@ struct Series<'a> {
     series: String,
     rounds: HashMap<String, std::result::Result<RoundState, String>>,
     /// Findings the caller already read, so a round's `findings.json` is parsed once.
-    known: HashMap<String, Vec<Finding>>,
+    known: HashMap<String, Rc<Vec<Finding>>>,
 }
 
 impl<'a> Series<'a> {
@@ -157,7 +158,7 @@ impl<'a> Series<'a> {
     }
 
     /// Hands over a round's findings already read from this series.
-    fn know(&mut self, round: &str, findings: Vec<Finding>) {
+    fn know(&mut self, round: &str, findings: Rc<Vec<Finding>>) {
         if !self.rounds.contains_key(round) {
             self.known.insert(round.to_string(), findings);
         }
@@ -169,7 +170,9 @@ impl<'a> Series<'a> {
         self.rounds.entry(round.to_string()).or_insert_with(|| {
             let findings = match known {
                 Some(f) => f,
-                None => record::load_findings(store, &series, round).map_err(|e| e.message)?,
+                None => {
+                    Rc::new(record::load_findings(store, &series, round).map_err(|e| e.message)?)
+                }
             };
             let (_, entries) = read_ledger(store, &series, round)?;
             let mut in_force = HashMap::new();
@@ -1026,7 +1029,7 @@ fn check_gate_out(out: &Path, listed: &[(String, String)]) -> Result<(PathBuf, O
 /// One listed round that could be read.
 struct Listed {
     round: Round,
-    findings: Vec<Finding>,
+    findings: Rc<Vec<Finding>>,
     order: usize,
 }
 
@@ -1190,7 +1193,7 @@ fn decide(store: &Store, req: &GateRequest, targets: &[(String, String)]) -> Res
         };
         listed.push(Listed {
             round,
-            findings,
+            findings: Rc::new(findings),
             order: i,
         });
     }
@@ -1270,7 +1273,7 @@ fn decide(store: &Store, req: &GateRequest, targets: &[(String, String)]) -> Res
             reasons.push(format!("{s}:{r}: {e}"));
             continue;
         }
-        for f in &l.findings {
+        for f in l.findings.iter() {
             if BLOCKING.contains(&f.class.as_str()) && !view.resolved(&r, &f.id, &mut Vec::new()) {
                 open_count += 1;
                 reasons.push(format!(
@@ -1311,7 +1314,7 @@ fn decide(store: &Store, req: &GateRequest, targets: &[(String, String)]) -> Res
 
     let auto_deferred = listed
         .iter()
-        .flat_map(|l| &l.findings)
+        .flat_map(|l| l.findings.iter())
         .filter(|f| f.auto_deferred)
         .count();
     let growth: Vec<Value> = listed

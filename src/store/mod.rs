@@ -11,6 +11,7 @@ mod lock;
 pub use atomic::{atomic_write, atomic_write_mode};
 pub use lock::{lock, try_lock, Lock};
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use gix::bstr::ByteSlice;
@@ -38,9 +39,23 @@ pub struct Store {
     common_dir: PathBuf,
     workdir: Option<PathBuf>,
     /// Refs read as if they pointed here (a pre-receive hook judging a push before it lands).
-    overrides: std::collections::HashMap<String, ObjectId>,
+    overrides: HashMap<String, ObjectId>,
     /// A folder that makes quarantined objects readable; kept alive with the store.
     _shadow: Option<tempfile::TempDir>,
+    /// Trees already read by [`Store::read_file_in_tree`], by name: a command that reads many
+    /// files of one record (a gate over 1,000 rounds) looks each folder up once, not once per
+    /// file by a linear scan.
+    trees: std::cell::RefCell<HashMap<ObjectId, std::rc::Rc<TreeIndex>>>,
+}
+
+/// A tree's entries by name: the object id and whether it is a blob or a tree.
+type TreeIndex = HashMap<Vec<u8>, (ObjectId, EntryNature)>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EntryNature {
+    Blob,
+    Tree,
+    Other,
 }
 
 /// One commit of a record chain.
@@ -215,6 +230,7 @@ impl Store {
             workdir,
             overrides: Default::default(),
             _shadow: None,
+            trees: Default::default(),
         }
     }
 
@@ -395,23 +411,50 @@ impl Store {
 
     /// The bytes of `path` in `tree`, or None.
     pub fn read_file_in_tree(&self, tree: ObjectId, path: &str) -> Result<Option<Vec<u8>>> {
-        let tree = self
+        let mut current = tree;
+        let mut parts = path.split('/').filter(|p| !p.is_empty()).peekable();
+        while let Some(name) = parts.next() {
+            let index = self.tree_index(current)?;
+            let Some(&(id, nature)) = index.get(name.as_bytes()) else {
+                return Ok(None);
+            };
+            match (parts.peek().is_none(), nature) {
+                (true, EntryNature::Blob) => {
+                    let blob = self.repo.find_blob(id).ctx(format!("reading {path}"))?;
+                    return Ok(Some(blob.data.clone()));
+                }
+                (false, EntryNature::Tree) => current = id,
+                _ => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+
+    /// The entries of `tree` by name, read once per store.
+    fn tree_index(&self, tree: ObjectId) -> Result<std::rc::Rc<TreeIndex>> {
+        if let Some(index) = self.trees.borrow().get(&tree) {
+            return Ok(index.clone());
+        }
+        let t = self
             .repo
             .find_tree(tree)
             .ctx(format!("reading tree {tree}"))?;
-        let entry = tree
-            .lookup_entry_by_path(path)
-            .ctx(format!("looking up {path}"))?;
-        match entry {
-            Some(e) if e.mode().is_blob() => {
-                let blob = self
-                    .repo
-                    .find_blob(e.object_id())
-                    .ctx(format!("reading {path}"))?;
-                Ok(Some(blob.data.clone()))
-            }
-            _ => Ok(None),
+        let mut index = TreeIndex::new();
+        for entry in t.iter() {
+            let entry = entry.ctx(format!("reading tree {tree}"))?;
+            let mode = entry.mode();
+            let nature = if mode.is_blob() {
+                EntryNature::Blob
+            } else if mode.is_tree() {
+                EntryNature::Tree
+            } else {
+                EntryNature::Other
+            };
+            index.insert(entry.filename().to_vec(), (entry.oid().to_owned(), nature));
         }
+        let index = std::rc::Rc::new(index);
+        self.trees.borrow_mut().insert(tree, index.clone());
+        Ok(index)
     }
 
     fn signature(&self) -> gix::actor::Signature {
