@@ -74,15 +74,15 @@ pub fn run_shell(
     let pgid = child.id() as i32;
     let (tx, rx) = mpsc::channel::<(u8, Vec<u8>)>();
     if let Some(out) = child.stdout.take() {
-        spawn_reader(out, 1, TAIL_BYTES, tx.clone());
+        spawn_reader(out, 1, TAIL_BYTES, tx.clone(), None);
     }
     if let Some(err) = child.stderr.take() {
-        spawn_reader(err, 2, TAIL_BYTES, tx.clone());
+        spawn_reader(err, 2, TAIL_BYTES, tx.clone(), None);
     }
     drop(tx);
     // No grandchild outlives its command: whatever is left in the group goes too (`finish`),
     // which also closes the pipes the readers wait on.
-    finish(child, pgid, start, timeout, rx)
+    finish(child, pgid, start, timeout, rx, None)
 }
 
 /// Runs `argv` (no shell) in `cwd` in its own process group, writing `stdin` to it, with a
@@ -94,43 +94,11 @@ pub fn run_argv(
     stdin: &[u8],
     timeout: Duration,
 ) -> RunResult {
-    let start = Instant::now();
-    let Some((program, args)) = argv.split_first() else {
-        return not_started(start, "empty command".into());
-    };
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .current_dir(cwd)
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => return not_started(start, format!("{program}: {e}")),
-    };
-    let pgid = child.id() as i32;
-    if let Some(mut input) = child.stdin.take() {
-        let bytes = stdin.to_vec();
-        std::thread::spawn(move || {
-            use std::io::Write;
-            let _ = input.write_all(&bytes);
-        });
-    }
-    let (tx, rx) = mpsc::channel::<(u8, Vec<u8>)>();
-    if let Some(out) = child.stdout.take() {
-        spawn_reader(out, 1, 8 * 1024 * 1024, tx.clone());
-    }
-    if let Some(err) = child.stderr.take() {
-        spawn_reader(err, 2, TAIL_BYTES, tx.clone());
-    }
-    drop(tx);
-    finish(child, pgid, start, timeout, rx)
+    run_argv_with(argv, cwd, env, stdin, timeout, None)
 }
 
 /// [`run_argv`] that also hands each line of stdout to `on_line` as it arrives (a reviewer's
-/// event stream), on the calling thread. Keeps up to 8 MiB of stdout, like `run_argv`.
+/// event stream), on the calling thread.
 pub fn run_argv_streaming(
     argv: &[String],
     cwd: &Path,
@@ -138,6 +106,17 @@ pub fn run_argv_streaming(
     stdin: &[u8],
     timeout: Duration,
     on_line: &mut dyn FnMut(&str),
+) -> RunResult {
+    run_argv_with(argv, cwd, env, stdin, timeout, Some(on_line))
+}
+
+fn run_argv_with(
+    argv: &[String],
+    cwd: &Path,
+    env: &[(&str, &str)],
+    stdin: &[u8],
+    timeout: Duration,
+    on_line: Option<&mut dyn FnMut(&str)>,
 ) -> RunResult {
     let start = Instant::now();
     let Some((program, args)) = argv.split_first() else {
@@ -163,90 +142,34 @@ pub fn run_argv_streaming(
             let _ = input.write_all(&bytes);
         });
     }
-    let (line_tx, line_rx) = mpsc::channel::<String>();
     let (tx, rx) = mpsc::channel::<(u8, Vec<u8>)>();
+    let (line_tx, line_rx) = mpsc::channel::<String>();
+    let lines = on_line.map(|f| (line_rx, f));
     if let Some(out) = child.stdout.take() {
-        let tx = tx.clone();
-        std::thread::spawn(move || {
-            use std::io::BufRead;
-            let keep = 8 * 1024 * 1024;
-            let mut kept: Vec<u8> = Vec::new();
-            let mut reader = std::io::BufReader::new(out);
-            let mut line = Vec::new();
-            loop {
-                line.clear();
-                match reader.read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        kept.extend_from_slice(&line);
-                        if kept.len() > 2 * keep {
-                            let cut = kept.len() - keep;
-                            kept.drain(..cut);
-                        }
-                        let _ = line_tx.send(String::from_utf8_lossy(&line).into_owned());
-                    }
-                }
-            }
-            if kept.len() > keep {
-                let cut = kept.len() - keep;
-                kept.drain(..cut);
-            }
-            let _ = tx.send((1, kept));
-        });
+        let line_tx = lines.as_ref().map(|_| line_tx);
+        spawn_reader(out, 1, 8 * 1024 * 1024, tx.clone(), line_tx);
     }
     if let Some(err) = child.stderr.take() {
-        spawn_reader(err, 2, TAIL_BYTES, tx.clone());
+        spawn_reader(err, 2, TAIL_BYTES, tx.clone(), None);
     }
     drop(tx);
-    let deadline = start + timeout;
-    let mut timed_out = false;
-    let status = loop {
-        while let Ok(l) = line_rx.try_recv() {
-            on_line(l.trim_end_matches(['\n', '\r']));
-        }
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) => {}
-            Err(_) => break None,
-        }
-        if Instant::now() >= deadline {
-            timed_out = true;
-            kill_group(pgid);
-            break child.wait().ok();
-        }
-        if let Ok(l) = line_rx.recv_timeout(Duration::from_millis(5)) {
-            on_line(l.trim_end_matches(['\n', '\r']));
-        }
+    finish(child, pgid, start, timeout, rx, lines)
+}
+
+/// A stream's lines on their way to a caller's callback.
+type Lines<'a> = (mpsc::Receiver<String>, &'a mut dyn FnMut(&str));
+
+/// Hands over the lines that arrived, waiting up to `wait` for the first one.
+fn deliver(lines: &mut Option<Lines<'_>>, wait: Duration) {
+    let Some((rx, on_line)) = lines else {
+        std::thread::sleep(wait);
+        return;
     };
-    let duration = start.elapsed();
-    kill_group(pgid);
-    let mut stdout = Vec::new();
-    let mut stderr = Vec::new();
-    let wait_until = Instant::now() + Duration::from_secs(2);
-    for _ in 0..2 {
-        let left = wait_until.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok((1, bytes)) => stdout = bytes,
-            Ok((_, bytes)) => stderr = bytes,
-            Err(_) => break,
-        }
-    }
-    // Lines that arrived after the exit.
-    while let Ok(l) = line_rx.try_recv() {
+    if let Ok(l) = rx.recv_timeout(wait) {
         on_line(l.trim_end_matches(['\n', '\r']));
     }
-    RunResult {
-        exit_code: if timed_out {
-            None
-        } else {
-            status.and_then(|s| s.code())
-        },
-        signal: status.and_then(|s| s.signal()),
-        timed_out,
-        duration,
-        stdout_tail: String::from_utf8_lossy(&stdout).into_owned(),
-        stderr_tail: String::from_utf8_lossy(&stderr).into_owned(),
-        spawn_error: None,
+    while let Ok(l) = rx.try_recv() {
+        on_line(l.trim_end_matches(['\n', '\r']));
     }
 }
 
@@ -256,6 +179,7 @@ fn finish(
     start: Instant,
     timeout: Duration,
     rx: mpsc::Receiver<(u8, Vec<u8>)>,
+    mut lines: Option<Lines<'_>>,
 ) -> RunResult {
     let deadline = start + timeout;
     let mut timed_out = false;
@@ -270,7 +194,7 @@ fn finish(
             kill_group(pgid);
             break child.wait().ok();
         }
-        std::thread::sleep(Duration::from_millis(5));
+        deliver(&mut lines, Duration::from_millis(5));
     };
     let duration = start.elapsed();
     kill_group(pgid);
@@ -285,6 +209,8 @@ fn finish(
             Err(_) => break,
         }
     }
+    // Lines that arrived after the exit (the readers have ended, or been given up on).
+    deliver(&mut lines, Duration::ZERO);
     RunResult {
         exit_code: if timed_out {
             None
@@ -352,15 +278,18 @@ pub fn kill_group(pgid: i32) {
     }
 }
 
-/// Reads a stream to its end on a thread, keeping its last `keep` bytes.
+/// Reads a stream to its end on a thread, keeping its last `keep` bytes; with `lines`, also
+/// sends each line (a last one without a newline at the end) as it arrives.
 fn spawn_reader<R: Read + Send + 'static>(
     mut r: R,
     which: u8,
     keep: usize,
     tx: mpsc::Sender<(u8, Vec<u8>)>,
+    lines: Option<mpsc::Sender<String>>,
 ) {
     std::thread::spawn(move || {
         let mut kept: Vec<u8> = Vec::new();
+        let mut partial: Vec<u8> = Vec::new();
         let mut buf = [0u8; 8192];
         loop {
             match r.read(&mut buf) {
@@ -371,8 +300,18 @@ fn spawn_reader<R: Read + Send + 'static>(
                         let cut = kept.len() - keep;
                         kept.drain(..cut);
                     }
+                    if let Some(lines) = &lines {
+                        partial.extend_from_slice(&buf[..n]);
+                        while let Some(i) = partial.iter().position(|&b| b == b'\n') {
+                            let line: Vec<u8> = partial.drain(..=i).collect();
+                            let _ = lines.send(String::from_utf8_lossy(&line).into_owned());
+                        }
+                    }
                 }
             }
+        }
+        if let (Some(lines), false) = (&lines, partial.is_empty()) {
+            let _ = lines.send(String::from_utf8_lossy(&partial).into_owned());
         }
         if kept.len() > keep {
             let cut = kept.len() - keep;
