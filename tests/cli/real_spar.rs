@@ -23,6 +23,7 @@ use super::model_server::{
     custom_tool_call, function_call, message, text, tool_use, ModelServer, Script, Turn,
 };
 use super::real_cli::{cli, cli_dir, event_kinds};
+use super::spar_results::ANGLES;
 
 const MAIN_HEAD: &str = "fn main() {\n    println!(\"hello\");\n}\n";
 
@@ -292,15 +293,6 @@ fn status(rec: &Value, status: &str, needle: &str) {
     let reason = rec["reason"].as_str().unwrap_or("");
     assert!(reason.contains(needle), "reason lacks {needle:?}: {rec:#}");
 }
-
-/// The angles of the default configuration.
-const ANGLES: [&str; 5] = [
-    "correctness",
-    "regression",
-    "checks",
-    "contract",
-    "security",
-];
 
 /// The finding the scripted model reports: line 2 of head/app/main.rs, which it read.
 fn finding() -> Value {

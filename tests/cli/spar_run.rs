@@ -12,14 +12,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::harness::{Run, TestRepo};
-
-const ANGLES: [&str; 5] = [
-    "correctness",
-    "regression",
-    "checks",
-    "contract",
-    "security",
-];
+use crate::spar_results::{finding, result, ANGLES};
 
 /// The project file every fixture starts with.
 const PROJECT: &str = "check_paths = [\"checks/**\"]\n";
@@ -240,37 +233,6 @@ impl Fixture {
             "a reviewer started before the refusal:\n{run}"
         );
     }
-}
-
-/// A result the head accepts: all five angles checked, these findings.
-fn result(head: &str, findings: Vec<Value>) -> Value {
-    json!({
-        "reviewed_head": head,
-        "verdict": if findings.is_empty() { "no_blocking_findings" } else { "blocking_findings" },
-        "angles_checked": ANGLES.iter().map(|a| json!({"angle": a, "result": "looked"})).collect::<Vec<_>>(),
-        "angles_unchecked": [],
-        "findings": findings,
-        "limits": "",
-    })
-}
-
-/// A finding with every key of G5 (no smallest_fix).
-fn finding(id: &str, proposed: &str, location: &str) -> Value {
-    json!({
-        "id": id,
-        "proposed_class": proposed,
-        "angle": "correctness",
-        "location": location,
-        "claim": format!("claim of {id}"),
-        "failure_scenario": "it breaks",
-        "evidence": "read it",
-        "link_kind": "none",
-        "link": "",
-        "introduced_by_change": "no",
-        "regression": "no",
-        "check_impact": "none",
-        "confidence": "high",
-    })
 }
 
 fn with(mut v: Value, pairs: &[(&str, &str)]) -> Value {

@@ -9,14 +9,7 @@ use std::process::{Command, Stdio};
 use serde_json::{json, Value};
 
 use crate::harness::{Run, TestRepo};
-
-const ANGLES: [&str; 5] = [
-    "correctness",
-    "regression",
-    "checks",
-    "contract",
-    "security",
-];
+use crate::spar_results::{finding, result};
 
 struct Fixture {
     repo: TestRepo,
@@ -134,35 +127,6 @@ impl Fixture {
         assert!(run.stderr.contains(says), "stderr lacks {says:?}:\n{run}");
         assert_eq!(self.tip(series), before, "the series moved:\n{run}");
     }
-}
-
-fn result(head: &str, findings: Vec<Value>) -> Value {
-    json!({
-        "reviewed_head": head,
-        "verdict": if findings.is_empty() { "no_blocking_findings" } else { "blocking_findings" },
-        "angles_checked": ANGLES.iter().map(|a| json!({"angle": a, "result": "looked"})).collect::<Vec<_>>(),
-        "angles_unchecked": [],
-        "findings": findings,
-        "limits": "",
-    })
-}
-
-fn finding(id: &str, proposed: &str, location: &str) -> Value {
-    json!({
-        "id": id,
-        "proposed_class": proposed,
-        "angle": "correctness",
-        "location": location,
-        "claim": format!("claim of {id}"),
-        "failure_scenario": "it breaks",
-        "evidence": "read it",
-        "link_kind": "none",
-        "link": "",
-        "introduced_by_change": "no",
-        "regression": "no",
-        "check_impact": "none",
-        "confidence": "high",
-    })
 }
 
 /// A defect by rule 5 (introduced by the change and a regression).

@@ -12,14 +12,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::harness::{Run, TestRepo};
-
-const ANGLES: [&str; 5] = [
-    "correctness",
-    "regression",
-    "checks",
-    "contract",
-    "security",
-];
+use crate::spar_results::ANGLES;
 
 /// The project file: enough cap for the rounds a test runs.
 const PROJECT: &str = "check_paths = [\"checks/**\"]\n[caps]\ncode = 9\n";

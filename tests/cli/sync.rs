@@ -21,13 +21,6 @@ struct Team {
 }
 
 const PROJECT: &str = "check_paths = [\"checks/**\"]\n[caps]\ncode = 1000\n";
-const ANGLES: [&str; 5] = [
-    "correctness",
-    "regression",
-    "checks",
-    "contract",
-    "security",
-];
 
 fn team(n: usize) -> Team {
     let dir = tempfile::tempdir().unwrap();
@@ -82,14 +75,8 @@ impl Team {
     /// A command reviewer for clone `i`: a clean result for HEAD, naming the clone.
     fn reviewer(&self, i: usize) -> PathBuf {
         use std::os::unix::fs::PermissionsExt;
-        let result = json!({
-            "reviewed_head": "HEADSHA",
-            "verdict": "no_blocking_findings",
-            "angles_checked": ANGLES.iter().map(|a| json!({"angle": a, "result": "looked"})).collect::<Vec<_>>(),
-            "angles_unchecked": [],
-            "findings": [],
-            "limits": format!("clone {i}"),
-        });
+        let mut result = crate::spar_results::result("HEADSHA", vec![]);
+        result["limits"] = json!(format!("clone {i}"));
         let script = self.tmp(&format!("reviewer-{i}.sh"));
         let repo = self.clones[i].path().display().to_string();
         let body = serde_json::to_string(&result)
