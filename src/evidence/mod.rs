@@ -19,6 +19,8 @@ use crate::error::{Error, Result};
 use crate::store::{self, refs, ObjectId, Store};
 
 pub const STATE_FILE: &str = "state.json";
+/// Where the evidence tree keeps the trees its records observed, each at `trees/<tree id>`.
+pub const TREES_DIR: &str = "trees";
 pub const SCHEMA: &str = "rails-evidence/v1";
 
 /// The ref of a sprint's evidence chain.
@@ -686,7 +688,19 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
                 ("Rails-Status", status.as_str().to_string()),
             ],
         );
-        if let Some(commit) = store.append_commit(&evidence_ref(sprint), tip, &files, &msg)? {
+        // The tree this record observed travels with the evidence ref (`trees/<id>`): another
+        // clone, CI or the server judges staleness against it after a fetch, even when it was
+        // a work tree that was never committed.
+        let observed: Vec<(String, ObjectId)> = record
+            .tree
+            .as_deref()
+            .and_then(|t| ObjectId::from_hex(t.as_bytes()).ok())
+            .map(|id| (format!("{TREES_DIR}/{id}"), id))
+            .into_iter()
+            .collect();
+        if let Some(commit) =
+            store.append_commit_with_trees(&evidence_ref(sprint), tip, &files, &observed, &msg)?
+        {
             return Ok(Recorded {
                 sprint: sprint.to_string(),
                 criterion: id.to_string(),

@@ -484,6 +484,19 @@ impl Store {
         files: &[(String, Vec<u8>)],
         message: &str,
     ) -> Result<Option<ObjectId>> {
+        self.append_commit_with_trees(refname, expected, files, &[], message)
+    }
+
+    /// [`Store::append_commit`] that also puts existing trees at paths of the record tree, so a
+    /// record carries what it points at: a push or fetch of the ref brings those trees along.
+    pub fn append_commit_with_trees(
+        &self,
+        refname: &str,
+        expected: Option<ObjectId>,
+        files: &[(String, Vec<u8>)],
+        trees: &[(String, ObjectId)],
+        message: &str,
+    ) -> Result<Option<ObjectId>> {
         let base_tree = match expected {
             Some(parent) => self.tree_of(parent)?,
             None => ObjectId::empty_tree(self.repo.object_hash()),
@@ -496,6 +509,11 @@ impl Store {
             let blob = self.repo.write_blob(bytes).ctx(format!("writing {path}"))?;
             editor
                 .upsert(path.as_str(), EntryKind::Blob, blob)
+                .ctx(format!("adding {path} to the record tree"))?;
+        }
+        for (path, id) in trees {
+            editor
+                .upsert(path.as_str(), EntryKind::Tree, *id)
                 .ctx(format!("adding {path} to the record tree"))?;
         }
         let tree = editor.write().ctx("writing the record tree")?.detach();

@@ -377,11 +377,14 @@ pub fn evidence(
         }
     }
     // Files the chains hold besides the cycles and the state (none today) are kept, ours first.
+    // The observed trees (`trees/<id>`) stay reachable through the merge's parents, which is
+    // all they are there for, so they are not rebuilt file by file.
     for tip in [ours, theirs] {
         for (path, blob) in store.tree_blobs(store.tree_of(tip)?)? {
             if path != evidence::STATE_FILE
                 && !path.starts_with("cycles/")
                 && !path.starts_with("rejected/")
+                && !path.starts_with(&format!("{}/", evidence::TREES_DIR))
             {
                 files.entry(path).or_insert(blob);
             }

@@ -219,6 +219,56 @@ fn records_travel_and_the_remote_receives_them() {
     t.spar(1, &["sync"]).ok();
 }
 
+/// Evidence proven on a work tree that was never committed as such: the tree it observed
+/// travels with the evidence ref, so another clone judges staleness against it after a sync.
+#[test]
+fn the_trees_evidence_observed_travel_with_it() {
+    let t = team(2);
+    let (a, b) = (&t.clones[0], &t.clones[1]);
+    let mut c1 = needs_file("c1", "app/feature.rs");
+    c1["scope"] = json!(["app/**"]);
+    freeze(a, "S", json!([c1]));
+    a.rails(&["evidence", "red", "S", "c1"]).ok();
+    a.write("app/feature.rs", "pub fn feature() {}\n");
+    a.write("notes.txt", "draft, not committed with the feature\n");
+    let green = a.rails(&["evidence", "green", "S", "c1", "--json"]);
+    green.ok();
+    let observed = green.json()["record"]["tree"].as_str().unwrap().to_string();
+    a.rails(&["evidence", "surface", "S", "c1", "--note", "demo"])
+        .ok();
+    a.rails(&[
+        "evidence",
+        "cleanup",
+        "S",
+        "c1",
+        "--note",
+        "nothing was started",
+    ])
+    .ok();
+    // The observed tree (with notes.txt) is never committed; the commit holds the feature only.
+    a.git(&["add", "app/feature.rs"]);
+    a.git(&["commit", "-q", "-m", "feature"]);
+    assert_ne!(a.git(&["rev-parse", "HEAD^{tree}"]).trim(), observed);
+    assert_eq!(
+        a.git(&[
+            "rev-parse",
+            &format!("refs/rails/evidence/S:trees/{observed}")
+        ])
+        .trim(),
+        observed
+    );
+    a.git(&["push", "-q", "origin", "HEAD"]);
+    a.rails(&["sync"]).ok();
+
+    b.rails(&["sync"]).ok();
+    b.git(&["pull", "-q", "--ff-only"]);
+    assert_eq!(
+        b.git_run(&["cat-file", "-t", &observed]).stdout.trim(),
+        "tree"
+    );
+    b.rails(&["gate", "S"]).ok().stdout_has("done");
+}
+
 #[test]
 fn contract_versions_frozen_twice_are_a_conflict_reported_with_the_settling_command() {
     let t = team(2);
