@@ -7,6 +7,7 @@
 //! - [`spar`]: the review rounds of `git spar`.
 //! - [`store`]: every read and write of git objects, refs, notes and record files.
 //! - [`sync`]: records that travel between clones (fetch, merge, push), and `doctor`.
+//! - [`report`]: the HTML reports and the gates as markdown.
 //! - [`process`]: running shell commands with timeouts that kill the whole process group.
 //! - [`cli`]: argument parsing and rendering; the only code that prints.
 //! - [`error`]: one error type and the exit codes.
@@ -20,6 +21,7 @@ pub mod evidence;
 pub mod hooks;
 pub mod pipeline;
 pub mod process;
+pub mod report;
 pub mod spar;
 pub mod store;
 pub mod sync;

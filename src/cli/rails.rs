@@ -48,6 +48,9 @@ pub enum RailsCommand {
     /// Exit 0 when the sprint is done, 2 when not (with each missing step), other codes when
     /// it could not decide
     Gate(GateArgs),
+    /// Write the criteria, each cycle's RED → GREEN → SURFACE timeline with output tails, the
+    /// receipts and the gate's verdict as one self-contained HTML file (no network, no script)
+    Report(ReportArgs),
     /// Run the planner → implementer → reviewer → deployer hand-offs as a persisted state machine
     #[command(subcommand)]
     Pipeline(PipelineCommand),
@@ -224,8 +227,24 @@ pub struct GateArgs {
     #[arg(long, value_name = "REV")]
     pub commit: Option<String>,
     /// Print the rails-status/v1 document
-    #[arg(long)]
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
+    /// text (default), json (the rails-status/v1 document) or markdown (for a pull-request
+    /// comment); the exit code is the gate's
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The sprint (default: the one bound to the branch)
+    pub sprint: Option<String>,
+    /// Judge staleness on this commit's tree (default: HEAD)
+    #[arg(long, value_name = "REV")]
+    pub commit: Option<String>,
+    /// The HTML file to write (replaced when it exists)
+    #[arg(long, value_name = "FILE", required = true)]
+    pub html: std::path::PathBuf,
 }
 
 #[derive(Debug, Subcommand)]
@@ -418,6 +437,7 @@ pub fn run(cli: RailsCli) -> Result<Outcome> {
         }
         RailsCommand::Status(a) => cmd_status(a),
         RailsCommand::Gate(a) => cmd_gate(a),
+        RailsCommand::Report(a) => cmd_report(a),
         RailsCommand::Pipeline(p) => cmd_pipeline(p),
         RailsCommand::Hooks(h) => cmd_hooks(h),
         RailsCommand::Hook(h) => cmd_hook(h),
@@ -706,7 +726,42 @@ fn cmd_status(a: StatusArgs) -> Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
+fn cmd_report(a: ReportArgs) -> Result<Outcome> {
+    crate::report::check_out_file(&a.html)?;
+    let store = Store::discover()?;
+    let sprint = resolve_sprint(&store, a.sprint)?;
+    let commit = match &a.commit {
+        Some(rev) => Some(store.resolve_commit(rev)?),
+        None => store.head_commit()?,
+    };
+    let report = gate::evaluate(&store, &sprint, commit)?;
+    let (_, tip) = crate::evidence::load(&store, &sprint)?;
+    let done = report.done;
+    let view = crate::report::rails::load(&store, report, tip)?;
+    let page = crate::report::rails::html_report(&view);
+    crate::store::atomic_write(&a.html, page.as_bytes())?;
+    outln!(
+        "git-rails: wrote {} ({} criteria, gate {})",
+        a.html.display(),
+        view.report.criteria.len(),
+        if done { "passed" } else { "blocked" }
+    );
+    Ok(Outcome::Ok)
+}
+
 fn cmd_gate(a: GateArgs) -> Result<Outcome> {
+    let format = match a
+        .format
+        .as_deref()
+        .unwrap_or(if a.json { "json" } else { "text" })
+    {
+        f @ ("text" | "json" | "markdown") => f.to_string(),
+        f => {
+            return Err(Error::usage(format!(
+                "--format {f:?} is not one of text, json, markdown"
+            )))
+        }
+    };
     let could_not = "the verification gate could not run; completion remains blocked";
     let store = Store::discover().map_err(|e| e.context(could_not))?;
     let sprint = resolve_sprint(&store, a.sprint).map_err(|e| e.context(could_not))?;
@@ -719,7 +774,9 @@ fn cmd_gate(a: GateArgs) -> Result<Outcome> {
         })?,
     };
     let report = gate::evaluate(&store, &sprint, Some(commit)).map_err(|e| e.context(could_not))?;
-    if a.json {
+    if format == "markdown" {
+        out!("{}", crate::report::rails::markdown(&report));
+    } else if format == "json" {
         super::print_json(&report)?;
     } else if report.done {
         outln!(

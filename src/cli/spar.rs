@@ -8,7 +8,7 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use serde_json::json;
 
 use crate::error::{Error, Outcome, Result};
-use crate::spar::{config, record, round, series};
+use crate::spar::{config, record, round, sarif, series, view};
 use crate::store::Store;
 
 /// Run several independent code reviewers over a change, refuse out-of-form output, classify
@@ -51,6 +51,9 @@ pub enum SparCommand {
     CapReport(CapReportArgs),
     /// Decide whether the reviewed change may go on: passed (0) or blocked (2) with every reason
     Gate(GateArgs),
+    /// Write rounds, reviewers, findings with their triage and the gate's verdict as one
+    /// self-contained HTML file (no network, no script)
+    Report(ReportArgs),
     /// Share records with a remote (the same as `git rails sync`): fetch into
     /// refs/rails-sync/<remote>/, merge (series unite rounds and JSONL lines; a round name two
     /// clones took is kept twice, the later renamed), push with a lease; exit 1 when something
@@ -172,8 +175,22 @@ pub struct ConfigArgs {
 pub struct ShowArgs {
     /// `<series>` or `<series>:<round>`
     pub target: Option<String>,
-    #[arg(long)]
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
+    /// text (default), json, or sarif (one SARIF 2.1.0 log: a run per reviewer, a result per
+    /// finding)
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The rounds to report, `<series>:<round>`; the verdict is the gate's over them
+    #[arg(required = true, value_name = "SERIES:ROUND")]
+    pub rounds: Vec<String>,
+    /// The HTML file to write (replaced when it exists)
+    #[arg(long, value_name = "FILE", required = true)]
+    pub html: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -267,8 +284,12 @@ pub struct GateArgs {
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Print the gate record on stdout
-    #[arg(long)]
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
+    /// text (default), json (the gate record), sarif (the rounds as one SARIF 2.1.0 log, for
+    /// code scanning) or markdown (for a pull-request comment); the exit code is the gate's
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
 }
 
 /// The clap definition, for man pages.
@@ -342,6 +363,7 @@ pub fn run(cli: SparCli) -> Result<Outcome> {
         SparCommand::Extend(a) => cmd_extend(a),
         SparCommand::CapReport(a) => cmd_cap_report(a),
         SparCommand::Gate(a) => cmd_gate(a),
+        SparCommand::Report(a) => cmd_report(a),
         SparCommand::Sync(a) => super::rails::cmd_sync(a, "spar"),
     }
 }
@@ -475,6 +497,7 @@ fn cmd_config(a: ConfigArgs) -> Result<Outcome> {
 }
 
 fn cmd_show(a: ShowArgs) -> Result<Outcome> {
+    let format = output_format(a.format.as_deref(), a.json, &["text", "json", "sarif"])?;
     let store = Store::discover()?;
     let (series, round_name) = match &a.target {
         Some(t) => match t.split_once(':') {
@@ -493,13 +516,21 @@ fn cmd_show(a: ShowArgs) -> Result<Outcome> {
         Some(r) => vec![r],
         None => names.clone(),
     };
+    if format == "sarif" {
+        let mut views = Vec::new();
+        for r in &shown {
+            views.push(view::load(&store, &series, r)?);
+        }
+        super::print_json(&sarif::log(&views, None))?;
+        return Ok(Outcome::Ok);
+    }
     let mut docs = Vec::new();
     for r in &shown {
         let round = record::load_round(&store, &series, r)?;
         let findings = record::load_findings(&store, &series, r)?;
         docs.push((round, findings));
     }
-    if a.json {
+    if format == "json" {
         let v: Vec<_> = docs
             .iter()
             .map(|(r, f)| json!({"round": r, "findings": f}))
@@ -641,17 +672,90 @@ fn cmd_cap_report(a: CapReportArgs) -> Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
-fn cmd_gate(a: GateArgs) -> Result<Outcome> {
+/// The output format asked with `--format` (or `--json`), one of `allowed`.
+fn output_format(format: Option<&str>, json: bool, allowed: &[&str]) -> Result<String> {
+    let f = format.unwrap_or(if json { "json" } else { "text" });
+    if !allowed.contains(&f) {
+        return Err(Error::usage(format!(
+            "--format {f:?} is not one of {}",
+            allowed.join(", ")
+        )));
+    }
+    Ok(f.to_string())
+}
+
+fn cmd_report(a: ReportArgs) -> Result<Outcome> {
+    crate::report::check_out_file(&a.html)?;
     let store = Store::discover()?;
     let out = series::gate(
         &store,
         &series::GateRequest {
-            rounds: a.rounds,
+            rounds: a.rounds.clone(),
+            expect_head: None,
+            out: None,
+        },
+    )?;
+    let views = view::load_targets(&store, &a.rounds)?;
+    let page = crate::report::spar::html_report(
+        &views,
+        &crate::report::spar::GateView {
+            passed: out.passed,
+            reasons: &out.reasons,
+            document: &out.document,
+        },
+    );
+    crate::store::atomic_write(&a.html, page.as_bytes())?;
+    outln!(
+        "spar: wrote {} ({} round{}, gate {})",
+        a.html.display(),
+        views.len(),
+        if views.len() == 1 { "" } else { "s" },
+        if out.passed { "passed" } else { "blocked" }
+    );
+    Ok(Outcome::Ok)
+}
+
+fn cmd_gate(a: GateArgs) -> Result<Outcome> {
+    let format = output_format(
+        a.format.as_deref(),
+        a.json,
+        &["text", "json", "sarif", "markdown"],
+    )?;
+    let store = Store::discover()?;
+    let out = series::gate(
+        &store,
+        &series::GateRequest {
+            rounds: a.rounds.clone(),
             expect_head: a.expect_head,
             out: a.out,
         },
     )?;
-    if a.json {
+    if format == "sarif" || format == "markdown" {
+        // The rounds that can be read; one that cannot is among the gate's reasons.
+        let views: Vec<_> = a
+            .rounds
+            .iter()
+            .filter_map(|t| {
+                let (s, r) = view::parse_target(t).ok()?;
+                view::load(&store, &s, &r).ok()
+            })
+            .collect();
+        if format == "sarif" {
+            super::print_json(&sarif::log(&views, Some(&out.document)))?;
+        } else {
+            out!(
+                "{}",
+                crate::report::spar::markdown(
+                    &views,
+                    &crate::report::spar::GateView {
+                        passed: out.passed,
+                        reasons: &out.reasons,
+                        document: &out.document,
+                    }
+                )
+            );
+        }
+    } else if format == "json" {
         super::print_json(&out.document)?;
     } else {
         // One write: a gate over hundreds of rounds prints a line for each.

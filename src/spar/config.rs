@@ -147,16 +147,19 @@ pub enum Preset {
     Native,
     /// A user-configured argv.
     Command,
+    /// A user-configured argv of a linter that writes SARIF (on stdout or to `{sarif}`).
+    Sarif,
 }
 
 impl Preset {
     /// Every preset, in the seed's order.
-    pub const ALL: [Preset; 5] = [
+    pub const ALL: [Preset; 6] = [
         Preset::Claude,
         Preset::Codex,
         Preset::Agy,
         Preset::Native,
         Preset::Command,
+        Preset::Sarif,
     ];
 
     /// The preset's name in configuration and records.
@@ -167,6 +170,7 @@ impl Preset {
             Preset::Agy => "agy",
             Preset::Native => "native",
             Preset::Command => "command",
+            Preset::Sarif => "sarif",
         }
     }
 
@@ -427,7 +431,7 @@ impl Reviewer {
     pub fn executable(&self) -> Option<&str> {
         match self.preset.value {
             Preset::Native => None,
-            Preset::Command => self
+            Preset::Command | Preset::Sarif => self
                 .argv
                 .as_ref()
                 .and_then(|a| a.value.first())
@@ -1556,7 +1560,7 @@ fn parse_reviewer(doc: &Doc, n: usize, entry: &Val, top: &Sourced<u64>) -> Resul
     for f in fields {
         let key = f.key.as_str();
         let applies = match key {
-            "argv" => preset == Preset::Command,
+            "argv" => matches!(preset, Preset::Command | Preset::Sarif),
             "binary" | "model" | "fallback_model" | "allowed_models" => preset.takes_model(),
             "effort" | "allowed_efforts" => preset.takes_effort(),
             _ => true,
@@ -1623,10 +1627,10 @@ fn parse_reviewer(doc: &Doc, n: usize, entry: &Val, top: &Sourced<u64>) -> Resul
             _ => {}
         }
     }
-    if preset == Preset::Command && r.argv.is_none() {
+    if matches!(preset, Preset::Command | Preset::Sarif) && r.argv.is_none() {
         return Err(doc.error(
             preset_field.line,
-            format!("reviewers entry {n}: preset \"command\" needs argv"),
+            format!("reviewers entry {n}: preset \"{preset}\" needs argv"),
         ));
     }
     for (value, list, what) in [
@@ -1760,7 +1764,7 @@ fn parse_clean_review(
         if name.is_empty() {
             continue;
         }
-        let preset = Preset::parse(name).filter(|p| *p != Preset::Command);
+        let preset = Preset::parse(name).filter(|p| !matches!(p, Preset::Command | Preset::Sarif));
         let Some(preset) = preset else {
             return Err(err(
                 item_line(i),
@@ -2416,7 +2420,7 @@ fn pick_reviewers(cfg: &Config, list: &[u8]) -> Result<Vec<SelectedReviewer>> {
                 effort: None,
             }
         } else {
-            match Preset::parse(&name).filter(|p| *p != Preset::Command) {
+            match Preset::parse(&name).filter(|p| !matches!(p, Preset::Command | Preset::Sarif)) {
                 Some(preset) => SelectedReviewer {
                     reviewer: Reviewer::bare(
                         preset,

@@ -7,6 +7,7 @@
 //! - [`classify`]: the seven classification rules and the unreadable-location variant (§4).
 //! - [`preset`]: running the claude, codex and agy CLIs, and native transcripts (G10–G15, G19).
 //! - [`series`]: triage, waivers, cap extensions and counting, and the gate.
+//! - [`view`], [`sarif`]: recorded rounds read back, and written as SARIF 2.1.0.
 
 pub mod classify;
 pub mod config;
@@ -17,5 +18,7 @@ pub mod progress;
 pub mod record;
 pub mod result;
 pub mod round;
+pub mod sarif;
 pub mod series;
 pub mod summary;
+pub mod view;

@@ -417,6 +417,8 @@ struct Holding<'a> {
     round_has_standpoints: bool,
     /// This reviewer's standpoint, if it was given one (`standpoint_report` is then required).
     standpoint: Option<&'a str>,
+    /// The round's rule documents with their text (a `sarif` reviewer links to them).
+    rules: &'a [(Document, String)],
 }
 
 /// Runs one reviewer: a `command` reviewer's argv, or a claude, codex or agy CLI
@@ -456,6 +458,25 @@ fn run_reviewer(
             return finish(rec, String::new(), String::new(), None);
         }
         Preset::Command => {}
+        Preset::Sarif => {
+            let target = preset::sarif::Target {
+                head: holding.head,
+                angles: holding.angles,
+                standpoint: holding.standpoint,
+                rules: holding.rules,
+            };
+            let run = preset::sarif::run(sel, workspace, &target);
+            let mut rec = base_record(sel, Status::Completed, String::new());
+            rec.attempts = run.attempts;
+            return match run.result {
+                Err((status, why)) => {
+                    rec.status = status.as_str().into();
+                    rec.reason = why;
+                    finish(rec, run.stdout, run.stderr, None)
+                }
+                Ok(text) => check_into(rec, &text, holding, run.stdout, run.stderr, finish),
+            };
+        }
         _ => {
             let exe = match preset::executable(sel) {
                 Ok(p) => p,
@@ -1033,6 +1054,7 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
                 angles: &angles,
                 round_has_standpoints: with_standpoints,
                 standpoint: standpoint_of(&req.standpoints, s.name()),
+                rules: &rules,
             },
             progress,
         );

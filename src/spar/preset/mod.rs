@@ -7,12 +7,14 @@
 //! - [`native`]: a Claude Code transcript recorded for a native reviewer (G15).
 //! - [`shell`]: the G11 shell-line check.
 //! - [`refusal`]: the §5 phrases.
+//! - [`sarif`]: a linter that writes SARIF, as a reviewer.
 
 pub mod agy;
 pub mod claude;
 pub mod codex;
 pub mod native;
 pub mod refusal;
+pub mod sarif;
 pub mod shell;
 
 use std::path::{Path, PathBuf};

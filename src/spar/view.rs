@@ -1,0 +1,86 @@
+//! A recorded round as the outward formats read it (SARIF, the HTML report, markdown): its
+//! `round.json`, its findings and the triage in force for each (the newest `ledger.jsonl` line
+//! per finding). Read-only; the gate stays the only judge of what blocks.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::record::{self, Finding, Round};
+use crate::error::{Error, Result};
+use crate::store::Store;
+
+/// One round with its findings and their triage.
+#[derive(Debug, Clone)]
+pub struct RoundView {
+    pub round: Round,
+    pub findings: Vec<Finding>,
+    /// The ledger line in force per finding id (the newest), as recorded.
+    pub triage: BTreeMap<String, Value>,
+}
+
+impl RoundView {
+    /// The disposition in force for a finding (`fixed`, `rejected`, …), if any.
+    pub fn disposition(&self, finding: &str) -> Option<&str> {
+        self.triage
+            .get(finding)
+            .and_then(|v| v.get("disposition"))
+            .and_then(Value::as_str)
+    }
+
+    /// `<series>:<round>`.
+    pub fn target(&self) -> String {
+        format!("{}:{}", self.round.series, self.round.round)
+    }
+}
+
+/// Parses `<series>:<round>` (a usage error otherwise).
+pub fn parse_target(t: &str) -> Result<(String, String)> {
+    match t.split_once(':') {
+        Some((s, r)) if !s.is_empty() && !r.is_empty() => {
+            super::round::check_series(s)?;
+            Ok((s.to_string(), r.to_string()))
+        }
+        _ => Err(Error::usage(format!(
+            "{t:?} is not <series>:<round> (e.g. my-branch:code-1)"
+        ))),
+    }
+}
+
+/// Reads one recorded round (refused when it or its findings cannot be read).
+pub fn load(store: &Store, series: &str, round: &str) -> Result<RoundView> {
+    let r = record::load_round(store, series, round)?;
+    let findings = record::load_findings(store, series, round)?;
+    let mut triage = BTreeMap::new();
+    if let Some(bytes) = record::round_file(store, series, round, "ledger.jsonl")? {
+        for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let v: Value = serde_json::from_slice(line).map_err(|e| {
+                Error::refused(format!(
+                    "{series}: round {round}: ledger.jsonl line {} cannot be read: {e}",
+                    i + 1
+                ))
+            })?;
+            if let Some(id) = v.get("finding").and_then(Value::as_str) {
+                triage.insert(id.to_string(), v);
+            }
+        }
+    }
+    Ok(RoundView {
+        round: r,
+        findings,
+        triage,
+    })
+}
+
+/// Reads every `<series>:<round>` given, in order.
+pub fn load_targets(store: &Store, targets: &[String]) -> Result<Vec<RoundView>> {
+    let mut out = Vec::new();
+    for t in targets {
+        let (s, r) = parse_target(t)?;
+        out.push(load(store, &s, &r)?);
+    }
+    Ok(out)
+}
