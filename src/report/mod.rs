@@ -31,19 +31,18 @@ pub fn html(text: &str) -> String {
     out
 }
 
-/// Text as one markdown table cell or list item: on one line, every character markdown or
-/// HTML could read as syntax escaped with a backslash (so a claim cannot open a tag, a link,
-/// code, a table column or an emphasis).
+/// Text as one markdown table cell or list item: on one line, every character that markdown or
+/// HTML could read as syntax inside a line escaped with a backslash (so a claim cannot open a
+/// tag, an entity, a link, code, a table column, an emphasis or a strike-through). A cell never
+/// starts a line, so `#`, `-` and `+` need nothing.
 pub fn md(text: &str) -> String {
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut out = String::with_capacity(one_line.len());
     for c in one_line.chars() {
-        if c.is_ascii_punctuation()
-            && !matches!(
-                c,
-                '.' | ',' | ':' | ';' | '/' | '=' | '\'' | '"' | '?' | '%' | '$' | '@'
-            )
-        {
+        if matches!(
+            c,
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '&'
+        ) {
             out.push('\\');
         }
         out.push(c);

@@ -26,12 +26,14 @@ fn verdict(passed: bool) -> &'static str {
     }
 }
 
-/// The triage shown for a finding: its disposition in force, `auto-deferred`, or `open`.
+/// The triage shown for a finding: its disposition in force, `auto-deferred`, `open` (a
+/// blocking class without one) or `none needed`.
 fn triage_text(v: &RoundView, f: &crate::spar::record::Finding) -> String {
     match v.disposition(&f.id) {
         Some(d) => d.to_string(),
         None if f.auto_deferred => "auto-deferred".to_string(),
-        None => "open".to_string(),
+        None if matches!(f.class.as_str(), "defect" | "requirement-question") => "open".to_string(),
+        None => "none needed".to_string(),
     }
 }
 

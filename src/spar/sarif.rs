@@ -98,7 +98,7 @@ fn run(v: &RoundView, rev: &ReviewerRecord) -> Value {
     angles.dedup();
     let rules: Vec<Value> = angles
         .iter()
-        .map(|a| json!({"id": a, "name": a, "shortDescription": {"text": format!("review angle {a}")}}))
+        .map(|a| json!({"id": a, "name": a, "shortDescription": {"text": format!("spar angle {a} (a linter's rule id for a sarif reviewer)")}}))
         .collect();
     let results: Vec<Value> = findings
         .iter()

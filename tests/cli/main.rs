@@ -20,6 +20,7 @@ mod pipeline;
 mod real_cli;
 mod real_spar;
 mod spar_presets;
+mod spar_report;
 mod spar_results;
 mod spar_run;
 mod spar_series;
