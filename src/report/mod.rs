@@ -55,10 +55,14 @@ pub fn page(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
 <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n\
-<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"generator\" content=\"{GENERATOR}\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
         html(title)
     )
 }
+
+/// Marks a page as one of these reports: an existing `--html` file is replaced only when it
+/// carries it.
+pub const GENERATOR: &str = "rails-spar report";
 
 const STYLE: &str = "\
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem;color:#1b1f24;background:#fff;line-height:1.4}\
@@ -71,8 +75,9 @@ th{background:#f6f8fa}pre{background:#f6f8fa;padding:.5rem;overflow-x:auto;white
 .timeline{list-style:none;padding:0;display:flex;gap:1rem;flex-wrap:wrap}.timeline>li{border:1px solid #d0d7de;border-radius:6px;padding:.5rem;min-width:16rem;flex:1}\
 .step-red{border-top:4px solid #cf222e!important}.step-green{border-top:4px solid #1a7f37!important}.step-surface{border-top:4px solid #0969da!important}.missing{color:#57606a;font-style:italic}";
 
-/// Refuses an `--html` file that cannot be a report: a folder, or a path inside a folder that
-/// does not exist. Nothing is written then.
+/// Refuses an `--html` file that cannot be a report: a folder, a path inside a folder that does
+/// not exist, or an existing file that is not an earlier report (a tracked README is never
+/// overwritten by a typo). Nothing is written then.
 pub fn check_out_file(path: &std::path::Path) -> crate::error::Result<()> {
     use crate::error::Error;
     if path.as_os_str().is_empty() {
@@ -84,6 +89,22 @@ pub fn check_out_file(path: &std::path::Path) -> crate::error::Result<()> {
                 .hint("name a file, e.g. --html report.html"),
         );
     }
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        let earlier = m.is_file()
+            && std::fs::read(path).is_ok_and(|b| {
+                let text = String::from_utf8_lossy(&b[..b.len().min(2048)]).into_owned();
+                text.contains(&format!(
+                    "<meta name=\"generator\" content=\"{GENERATOR}\">"
+                ))
+            });
+        if !earlier {
+            return Err(Error::refused(format!(
+                "--html {}: exists and is not a report written before",
+                path.display()
+            ))
+            .hint("name a new file, or remove this one first"));
+        }
+    }
     if let Some(parent) = path.parent() {
         if !parent.as_os_str().is_empty() && !parent.is_dir() {
             return Err(Error::refused(format!(
@@ -94,4 +115,36 @@ pub fn check_out_file(path: &std::path::Path) -> crate::error::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_escapes_markup_quotes_and_control_characters() {
+        assert_eq!(
+            html("<script>a&b</script> \"x\" 'y'"),
+            "&lt;script&gt;a&amp;b&lt;/script&gt; &quot;x&quot; &#39;y&#39;"
+        );
+        assert_eq!(html("a\u{0}b\nc"), "a\u{FFFD}b\nc");
+    }
+
+    #[test]
+    fn markdown_cells_stay_one_cell_of_plain_text() {
+        assert_eq!(md("a | b\nc"), "a \\| b c");
+        assert_eq!(
+            md("<b>[x](y)</b> `z` *w* &amp;"),
+            "\\<b\\>\\[x\\](y)\\</b\\> \\`z\\` \\*w\\* \\&amp;"
+        );
+        assert_eq!(md("F401: `os` unused - ok."), "F401: \\`os\\` unused - ok.");
+    }
+
+    #[test]
+    fn pages_carry_no_script_and_allow_nothing_external() {
+        let p = page("<t>", "<p>x</p>");
+        assert!(p.contains("<title>&lt;t&gt;</title>"));
+        assert!(p.contains("default-src 'none'"));
+        assert!(!p.contains("<script"));
+    }
 }

@@ -688,6 +688,25 @@ fn spar_report_html_shows_findings_and_the_verdict_in_chromium() {
     ])
     .code(65);
     assert!(!fx.tmp("x.html").exists());
+    // An existing file that is not a report is never replaced; an earlier report is.
+    fx.spar(&[
+        "report",
+        "feature:code-1",
+        "--html",
+        &fx.tmp("user.toml").display().to_string(),
+    ])
+    .code(65)
+    .stderr_has("exists and is not a report written before");
+    assert!(std::fs::read_to_string(fx.tmp("user.toml"))
+        .unwrap()
+        .contains("[[reviewers]]"));
+    fx.spar(&[
+        "report",
+        "feature:code-1",
+        "--html",
+        &html.display().to_string(),
+    ])
+    .ok();
 
     let Some(chromium) = chromium() else { return };
     let d = dom(&chromium, &html);
