@@ -72,7 +72,8 @@ th{background:#f6f8fa}pre{background:#f6f8fa;padding:.5rem;overflow-x:auto;white
 .verdict{font-size:1.4rem;font-weight:700;padding:.6rem 1rem;border-radius:6px;display:inline-block}\
 .passed,.done{background:#dafbe1;color:#116329}.blocked,.not-done{background:#ffebe9;color:#a40e26}\
 .class-defect,.class-requirement-question{color:#a40e26;font-weight:600}.class-hardening{color:#9a6700}.class-note{color:#57606a}\
-.timeline{list-style:none;padding:0;display:flex;gap:1rem;flex-wrap:wrap}.timeline>li{border:1px solid #d0d7de;border-radius:6px;padding:.5rem;min-width:16rem;flex:1}\
+.timeline{list-style:none;padding:0;display:flex;gap:1rem;flex-wrap:wrap}.timeline>li{border:1px solid #d0d7de;border-radius:6px;padding:.5rem;min-width:16rem;flex:1;position:relative}\
+.timeline>li+li::before{content:'\\2192';position:absolute;left:-.85rem;top:.4rem;color:#57606a}\
 .step-red{border-top:4px solid #cf222e!important}.step-green{border-top:4px solid #1a7f37!important}.step-surface{border-top:4px solid #0969da!important}.missing{color:#57606a;font-style:italic}";
 
 /// Refuses an `--html` file that cannot be a report: a folder, a path inside a folder that does
