@@ -42,3 +42,41 @@ fn cli_definitions_are_consistent() {
     rails_spar::cli::rails::command().debug_assert();
     rails_spar::cli::spar::command().debug_assert();
 }
+
+/// Every argument and option of every command says what it is in `--help` (and so in the man
+/// pages): an empty description leaves a newcomer guessing at `<SPRINT>`.
+#[test]
+fn every_argument_has_a_description() {
+    fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+        for arg in cmd.get_arguments() {
+            if arg.is_hide_set() || matches!(arg.get_id().as_str(), "help" | "version") {
+                continue;
+            }
+            let has = arg
+                .get_help()
+                .or(arg.get_long_help())
+                .is_some_and(|h| !h.to_string().trim().is_empty());
+            if !has {
+                missing.push(format!("{path} {}", arg.get_id()));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            if sub.is_hide_set() {
+                continue;
+            }
+            walk(sub, &format!("{path} {}", sub.get_name()), missing);
+        }
+    }
+    let mut missing = Vec::new();
+    for (name, mut cmd) in [
+        ("git rails", rails_spar::cli::rails::command()),
+        ("git spar", rails_spar::cli::spar::command()),
+    ] {
+        cmd.build();
+        walk(&cmd, name, &mut missing);
+    }
+    assert!(
+        missing.is_empty(),
+        "arguments without a description: {missing:#?}"
+    );
+}
