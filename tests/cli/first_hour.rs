@@ -274,3 +274,29 @@ fn first_run_messages_say_what_to_do() {
         .stderr_has("there is no commit to judge yet")
         .stderr_has("hint: commit the work");
 }
+
+/// The README's demo runs both tools to their end: rails' gate passes, spar's reviewer finds
+/// the real defect, the gate blocks on it, and passes once it is fixed and triaged.
+#[test]
+fn the_demo_runs_both_tools() {
+    let bins = bin("git-rails").parent().unwrap().to_path_buf();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/demo.sh");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Run::of(
+        Command::new("sh")
+            .arg(&script)
+            .env("PATH", format!("{}:/usr/local/bin:/usr/bin:/bin", bins.display()))
+            .env("HOME", tmp.path())
+            .env("TMPDIR", tmp.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("SPAR_CONFIG")
+            .env_remove("GIT_DIR"),
+    );
+    out.ok()
+        .stdout_has("gate passed: SPRINT-001 v1 is done")
+        .stdout_has("shout-check-F1 defect")
+        .stdout_has("(exit 2)")
+        .stdout_has("| fixed |")
+        .stdout_has("spar gate: passed")
+        .stdout_has("# spar feature code-1 (code)");
+}
