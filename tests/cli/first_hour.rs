@@ -285,7 +285,10 @@ fn the_demo_runs_both_tools() {
     let out = Run::of(
         Command::new("sh")
             .arg(&script)
-            .env("PATH", format!("{}:/usr/local/bin:/usr/bin:/bin", bins.display()))
+            .env(
+                "PATH",
+                format!("{}:/usr/local/bin:/usr/bin:/bin", bins.display()),
+            )
             .env("HOME", tmp.path())
             .env("TMPDIR", tmp.path())
             .env("GIT_CONFIG_NOSYSTEM", "1")
