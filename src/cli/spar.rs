@@ -15,8 +15,9 @@ use crate::store::Store;
 /// findings by fixed rules, and gate the change until each blocking finding is triaged.
 ///
 /// Records live in the repository: `refs/spar/series/<series>` and `refs/notes/spar`
-/// (`git notes --ref=spar show <head>`). Exit codes: 0 success, 2 gate blocked, 64 usage
-/// error, 65 refused or configuration error (nothing written), 70 internal error.
+/// (`git notes --ref=spar show <head>`). Exit codes: 0 success, 2 gate blocked, 4 a run in which
+/// no reviewer could run (recorded, not counted), 64 usage error, 65 refused or configuration
+/// error (nothing written), 70 internal error.
 #[derive(Debug, Parser)]
 #[command(
     name = "git-spar",
@@ -32,6 +33,10 @@ pub struct SparCli {
 #[derive(Debug, Subcommand)]
 pub enum SparCommand {
     /// Run a review round over base..head with the selected reviewers
+    ///
+    /// Exit 0 when the round is recorded; 4 when no reviewer could run (each is unavailable:
+    /// not installed, not logged in, refused for quota), with the configuration that makes
+    /// one run; such a round is recorded but never counted against the stage's cap.
     Run(Box<RunArgs>),
     /// Record a reviewer's result for an existing round (a native reviewer, or a re-run)
     Record(RecordArgs),
