@@ -219,81 +219,6 @@ pub fn generated(cmd: Command, bin: &str, shell: clap_complete::Shell) -> String
     String::from_utf8_lossy(&buf).into_owned()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn words(s: &str) -> Vec<String> {
-        let mut w: Vec<String> = s.split(' ').map(str::to_string).collect();
-        if s.is_empty() {
-            w = vec![String::new()];
-        }
-        w
-    }
-
-    fn names(k: Kind, earlier: &[String]) -> Vec<String> {
-        match k {
-            Kind::Sprint => vec!["SPRINT-001".into()],
-            Kind::Criterion => vec!["hello-exists".into()],
-            Kind::Series => vec!["main".into()],
-            Kind::Round if earlier.first().map(String::as_str) == Some("main") => {
-                vec!["code-1".into()]
-            }
-            Kind::SeriesRound => vec!["main:code-1".into()],
-            _ => vec![],
-        }
-    }
-
-    #[test]
-    fn subcommands_options_and_names() {
-        let rails = || crate::cli::rails::command();
-        let spar = || crate::cli::spar::command();
-        let c = candidates(rails(), &words(""), &names);
-        assert!(
-            c.contains(&"contract".into()) && c.contains(&"gate".into()),
-            "{c:?}"
-        );
-        assert!(
-            !c.iter().any(|s| s.starts_with("__")),
-            "hidden shown: {c:?}"
-        );
-        assert_eq!(candidates(rails(), &words("con"), &names), ["contract"]);
-        let c = candidates(rails(), &words("contract fr"), &names);
-        assert_eq!(c, ["freeze"]);
-        assert_eq!(
-            candidates(rails(), &words("contract freeze "), &names),
-            ["SPRINT-001"]
-        );
-        let c = candidates(rails(), &words("contract freeze S --"), &names);
-        assert!(
-            c.contains(&"--bump".into()) && c.contains(&"--json".into()),
-            "{c:?}"
-        );
-        let c = candidates(rails(), &words("evidence red "), &names);
-        assert_eq!(c, ["hello-exists", "SPRINT-001"]);
-        let c = candidates(rails(), &words("evidence red SPRINT-001 "), &names);
-        assert_eq!(c, ["hello-exists"]);
-        assert_eq!(candidates(spar(), &words("show "), &names), ["main:code-1"]);
-        assert_eq!(
-            candidates(spar(), &words("triage main "), &names),
-            ["code-1"]
-        );
-        let c = candidates(spar(), &words("triage main code-1 F1 "), &names);
-        assert!(
-            c.contains(&"fixed".into()) && c.contains(&"rejected".into()),
-            "{c:?}"
-        );
-        assert_eq!(
-            candidates(spar(), &words("run --stage pl"), &names),
-            ["plan", "plan-delta"]
-        );
-        assert_eq!(
-            candidates(spar(), &words("gate main:code-1 "), &names),
-            ["main:code-1"]
-        );
-    }
-}
-
 /// The names of the repository in the current directory (nothing when there is none: a
 /// completion never fails loudly).
 pub fn repo_names(kind: Kind, earlier: &[String]) -> Vec<String> {
@@ -386,4 +311,79 @@ pub fn print_script(cmd: Command, tool: &str, shell: &str) -> crate::error::Resu
     };
     outln!("{}", text.trim_end());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        let mut w: Vec<String> = s.split(' ').map(str::to_string).collect();
+        if s.is_empty() {
+            w = vec![String::new()];
+        }
+        w
+    }
+
+    fn names(k: Kind, earlier: &[String]) -> Vec<String> {
+        match k {
+            Kind::Sprint => vec!["SPRINT-001".into()],
+            Kind::Criterion => vec!["hello-exists".into()],
+            Kind::Series => vec!["main".into()],
+            Kind::Round if earlier.first().map(String::as_str) == Some("main") => {
+                vec!["code-1".into()]
+            }
+            Kind::SeriesRound => vec!["main:code-1".into()],
+            _ => vec![],
+        }
+    }
+
+    #[test]
+    fn subcommands_options_and_names() {
+        let rails = || crate::cli::rails::command();
+        let spar = || crate::cli::spar::command();
+        let c = candidates(rails(), &words(""), &names);
+        assert!(
+            c.contains(&"contract".into()) && c.contains(&"gate".into()),
+            "{c:?}"
+        );
+        assert!(
+            !c.iter().any(|s| s.starts_with("__")),
+            "hidden shown: {c:?}"
+        );
+        assert_eq!(candidates(rails(), &words("con"), &names), ["contract"]);
+        let c = candidates(rails(), &words("contract fr"), &names);
+        assert_eq!(c, ["freeze"]);
+        assert_eq!(
+            candidates(rails(), &words("contract freeze "), &names),
+            ["SPRINT-001"]
+        );
+        let c = candidates(rails(), &words("contract freeze S --"), &names);
+        assert!(
+            c.contains(&"--bump".into()) && c.contains(&"--json".into()),
+            "{c:?}"
+        );
+        let c = candidates(rails(), &words("evidence red "), &names);
+        assert_eq!(c, ["hello-exists", "SPRINT-001"]);
+        let c = candidates(rails(), &words("evidence red SPRINT-001 "), &names);
+        assert_eq!(c, ["hello-exists"]);
+        assert_eq!(candidates(spar(), &words("show "), &names), ["main:code-1"]);
+        assert_eq!(
+            candidates(spar(), &words("triage main "), &names),
+            ["code-1"]
+        );
+        let c = candidates(spar(), &words("triage main code-1 F1 "), &names);
+        assert!(
+            c.contains(&"fixed".into()) && c.contains(&"rejected".into()),
+            "{c:?}"
+        );
+        assert_eq!(
+            candidates(spar(), &words("run --stage pl"), &names),
+            ["plan", "plan-delta"]
+        );
+        assert_eq!(
+            candidates(spar(), &words("gate main:code-1 "), &names),
+            ["main:code-1"]
+        );
+    }
 }
