@@ -6,7 +6,7 @@
 //! | 65 | refused: input out of form, configuration error, illegal transition; nothing written |
 //! | 70 | internal error: a bug or a broken repository |
 //!
-//! Verdict codes (1 FAIL, 2 blocked, 3 ABORT_PRECHECK) are not errors: commands return them
+//! Verdict codes (1 FAIL, 2 blocked, 3 ABORT_PRECHECK, 4 no reviewer could run) are not errors: commands return them
 //! as [`crate::error::Outcome`].
 
 use std::fmt;
@@ -110,6 +110,8 @@ pub enum Outcome {
     Blocked,
     /// 3: validate ABORT_PRECHECK.
     AbortPrecheck,
+    /// 4: `git spar run` recorded a round in which no reviewer could run (not counted).
+    NoReviewer,
     /// Another code a hook passes on (a chained hook's own exit code).
     Code(u8),
 }
@@ -121,6 +123,7 @@ impl Outcome {
             Outcome::Fail => 1,
             Outcome::Blocked => 2,
             Outcome::AbortPrecheck => 3,
+            Outcome::NoReviewer => 4,
             Outcome::Code(c) => c,
         }
     }

@@ -11,6 +11,9 @@
 //! - [`process`]: running shell commands with timeouts that kill the whole process group.
 //! - [`cli`]: argument parsing and rendering; the only code that prints.
 //! - [`error`]: one error type and the exit codes.
+//!
+//! Comments and tests cite spar's input contract by row (`G17`) and section (`§4`): both are
+//! defined in `docs/spar-input-contract.md` (a test holds every cited row to a section there).
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 

@@ -74,6 +74,25 @@ pub enum RailsCommand {
     /// the remote, and hook scripts missing or not executable; each with its fix (exit 1 when
     /// any is found)
     Doctor(DoctorArgs),
+    /// Print a shell completion script (bash, zsh or fish); `scripts/install.sh` installs them
+    Completions(CompletionsArgs),
+    /// Answer one completion request: the candidates for the last word, one per line
+    #[command(name = "__complete", hide = true)]
+    Complete(CompleteArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// bash, zsh or fish
+    #[arg(value_name = "SHELL")]
+    pub shell: String,
+}
+
+#[derive(Debug, Args)]
+pub struct CompleteArgs {
+    /// The words after the command's name, the last one being completed (may be empty)
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub words: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -122,6 +141,7 @@ pub struct PipelineArgs {
 
 #[derive(Debug, Args)]
 pub struct PipelineStatusArgs {
+    /// The sprint (default: the one bound to the branch)
     pub sprint: Option<String>,
     /// Print the rails-pipeline-status/v1 document
     #[arg(long)]
@@ -130,6 +150,7 @@ pub struct PipelineStatusArgs {
 
 #[derive(Debug, Args)]
 pub struct PipelineAbortArgs {
+    /// The sprint (default: the one bound to the branch)
     pub sprint: Option<String>,
     /// Why the pipeline ends
     #[arg(long, value_name = "TEXT")]
@@ -140,7 +161,10 @@ pub struct PipelineAbortArgs {
 pub enum HooksCommand {
     /// Install the hooks where git looks for them (core.hooksPath, else the common .git/hooks);
     /// a hook that is not ours is kept as <hook>.local and runs first
-    Install(HooksArgs),
+    ///
+    /// Also sets up the default remote (the branch's, else origin) so plain `git push` and
+    /// `git fetch` carry the records, as `git rails sync --setup` does; `--no-sync-setup` skips it.
+    Install(HooksInstallArgs),
     /// Remove our hooks and restore what was there before
     Uninstall(HooksArgs),
     /// Say what is installed where, and every problem that would keep a hook from running
@@ -149,6 +173,17 @@ pub enum HooksCommand {
 
 #[derive(Debug, Args)]
 pub struct HooksArgs {
+    /// Print the result as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HooksInstallArgs {
+    /// Do not add the record refspecs to the default remote's configuration
+    #[arg(long)]
+    pub no_sync_setup: bool,
+    /// Print the result as JSON
     #[arg(long)]
     pub json: bool,
 }
@@ -193,10 +228,11 @@ pub enum EvidenceCommand {
 
 #[derive(Debug, Args)]
 pub struct EvidenceArgs {
-    /// The sprint; with one argument it is the criterion, of the sprint bound to the branch
+    /// The sprint, then the criterion; with one argument it is the criterion, of the sprint
+    /// bound to the branch (`git rails contract bind`)
     #[arg(value_name = "SPRINT")]
-    pub first: String,
-    /// The criterion (a DoD check id)
+    pub first: Option<String>,
+    /// The criterion: a check id of the newest frozen contract (`git rails status` lists them)
     #[arg(value_name = "CRITERION")]
     pub second: Option<String>,
     /// What this record says (required for reopen; surface and cleanup need --note or --path)
@@ -283,7 +319,11 @@ pub enum ContractCommand {
 
 #[derive(Debug, Args)]
 pub struct BindArgs {
+    /// The sprint id (SPRINT-001): the commands that take a sprint default to it on this branch
     pub sprint: String,
+    /// Do not add the record refspecs to the default remote's configuration
+    #[arg(long)]
+    pub no_sync_setup: bool,
 }
 
 #[derive(Debug, Args)]
@@ -303,6 +343,7 @@ pub struct GenerateArgs {
 
 #[derive(Debug, Args)]
 pub struct EditArgs {
+    /// The sprint id (e.g. SPRINT-001)
     pub sprint: String,
     /// Start the draft of the next version of a frozen sprint
     #[arg(long)]
@@ -311,6 +352,7 @@ pub struct EditArgs {
 
 #[derive(Debug, Args)]
 pub struct FreezeArgs {
+    /// The sprint id (e.g. SPRINT-001)
     pub sprint: String,
     /// Freeze the draft as the next version on top of the frozen tip
     #[arg(long)]
@@ -322,6 +364,7 @@ pub struct FreezeArgs {
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
+    /// The sprint id (e.g. SPRINT-001)
     pub sprint: String,
     /// Validate this frozen version instead of the newest
     #[arg(long = "version", value_name = "V", conflicts_with = "draft")]
@@ -342,6 +385,7 @@ pub struct ValidateArgs {
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
+    /// The sprint id (e.g. SPRINT-001)
     pub sprint: String,
     /// The version to show (default: the newest)
     #[arg(long = "version", value_name = "V")]
@@ -353,13 +397,16 @@ pub struct ShowArgs {
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
+    /// The sprint id (e.g. SPRINT-001)
     pub sprint: String,
+    /// Print the rails-contract-history/v1 document
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
+    /// Print the rails-contract-list/v1 document
     #[arg(long)]
     pub json: bool,
 }
@@ -443,6 +490,17 @@ pub fn run(cli: RailsCli) -> Result<Outcome> {
         RailsCommand::Hook(h) => cmd_hook(h),
         RailsCommand::Sync(a) => cmd_sync(a, "git-rails"),
         RailsCommand::Doctor(a) => cmd_doctor(a),
+        RailsCommand::Completions(a) => {
+            super::complete::print_script(command(), "rails", &a.shell)?;
+            Ok(Outcome::Ok)
+        }
+        RailsCommand::Complete(a) => {
+            for c in super::complete::candidates(command(), &a.words, &super::complete::repo_names)
+            {
+                outln!("{c}");
+            }
+            Ok(Outcome::Ok)
+        }
     }
 }
 
@@ -508,6 +566,9 @@ fn cmd_hooks(h: HooksCommand) -> Result<Outcome> {
             print_actions(&actions, a.json)?;
             if !a.json && hooks::find_on_path("git-rails").is_none() {
                 eprintln!("git-rails: warning: git-rails is not on PATH, so the hooks will refuse until it is");
+            }
+            if !a.no_sync_setup {
+                setup_record_sync(&store, !a.json)?;
             }
         }
         HooksCommand::Uninstall(a) => {
@@ -611,6 +672,33 @@ fn cmd_hook(h: HookCommand) -> Result<Outcome> {
     Ok(exit_with(result.code))
 }
 
+/// What `hooks install` and `contract bind` do for the records to travel as the README says:
+/// the default remote's refspecs, as `git rails sync --setup` writes them (said on stderr). A
+/// bare repository (a server) or a clone with no such remote is left alone, with a line saying so.
+fn setup_record_sync(store: &Store, say_no_remote: bool) -> Result<()> {
+    if store.workdir().is_err() {
+        return Ok(());
+    }
+    let remote = crate::sync::default_remote(store);
+    if store
+        .config_string(&format!("remote.{remote}.url"))
+        .is_none()
+    {
+        if say_no_remote {
+            eprintln!("git-rails: no remote {remote:?} yet; once there is one, `git rails sync --setup <remote>` makes plain `git push` / `git fetch` carry the records");
+        }
+        return Ok(());
+    }
+    let added = crate::sync::setup(store, &remote)?;
+    if !added.is_empty() {
+        eprintln!("git-rails: set up {remote} so plain `git push` / `git fetch` carry the records (skip with --no-sync-setup):");
+        for l in &added {
+            eprintln!("git-rails:   {l}");
+        }
+    }
+    Ok(())
+}
+
 /// An exit code chosen by a hook.
 fn exit_with(code: u8) -> Outcome {
     match code {
@@ -667,14 +755,40 @@ fn cmd_bind(a: BindArgs) -> Result<Outcome> {
             a.sprint
         );
     }
+    if !a.no_sync_setup {
+        setup_record_sync(&store, false)?;
+    }
     Ok(Outcome::Ok)
 }
 
 fn cmd_evidence(t: Transition, a: EvidenceArgs) -> Result<Outcome> {
     let store = Store::discover()?;
-    let (sprint, criterion) = match a.second {
-        Some(c) => (resolve_sprint(&store, Some(a.first))?, c),
-        None => (resolve_sprint(&store, None)?, a.first),
+    let (sprint, criterion) = match (a.first, a.second) {
+        (Some(s), Some(c)) => (resolve_sprint(&store, Some(s))?, c),
+        (Some(c), None) => (resolve_sprint(&store, None)?, c),
+        (None, _) => {
+            let verb = t.as_str();
+            let hint = match resolve_sprint(&store, None)
+                .ok()
+                .and_then(|s| contract::newest(&store, &s).ok().flatten())
+            {
+                Some(f) => format!(
+                    "git rails evidence {verb} <criterion>; the criteria of {} are: {}",
+                    f.sprint,
+                    f.contract
+                        .dod
+                        .checks
+                        .iter()
+                        .map(|c| c.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None => format!("git rails evidence {verb} <sprint> <criterion>"),
+            };
+            return Err(
+                Error::usage("no criterion given: name the criterion to record").hint(hint),
+            );
+        }
     };
     let note = a.note.as_deref().filter(|n| !n.trim().is_empty());
     let path = a.path.as_deref().filter(|p| !p.trim().is_empty());
@@ -770,7 +884,9 @@ fn cmd_gate(a: GateArgs) -> Result<Outcome> {
             .resolve_commit(rev)
             .map_err(|e| e.context(could_not))?,
         None => store.head_commit()?.ok_or_else(|| {
-            Error::refused(format!("{could_not}: there is no commit to judge yet"))
+            Error::refused(format!("{could_not}: there is no commit to judge yet")).hint(
+                "commit the work (`git add` and `git commit`), then run `git rails gate` again",
+            )
         })?,
     };
     let report = gate::evaluate(&store, &sprint, Some(commit)).map_err(|e| e.context(could_not))?;

@@ -15,8 +15,9 @@ use crate::store::Store;
 /// findings by fixed rules, and gate the change until each blocking finding is triaged.
 ///
 /// Records live in the repository: `refs/spar/series/<series>` and `refs/notes/spar`
-/// (`git notes --ref=spar show <head>`). Exit codes: 0 success, 2 gate blocked, 64 usage
-/// error, 65 refused or configuration error (nothing written), 70 internal error.
+/// (`git notes --ref=spar show <head>`). Exit codes: 0 success, 2 gate blocked, 4 a run in which
+/// no reviewer could run (recorded, not counted), 64 usage error, 65 refused or configuration
+/// error (nothing written), 70 internal error.
 #[derive(Debug, Parser)]
 #[command(
     name = "git-spar",
@@ -32,6 +33,10 @@ pub struct SparCli {
 #[derive(Debug, Subcommand)]
 pub enum SparCommand {
     /// Run a review round over base..head with the selected reviewers
+    ///
+    /// Exit 0 when the round is recorded; 4 when no reviewer could run (each is unavailable:
+    /// not installed, not logged in, refused for quota), with the configuration that makes
+    /// one run; such a round is recorded but never counted against the stage's cap.
     Run(Box<RunArgs>),
     /// Record a reviewer's result for an existing round (a native reviewer, or a re-run)
     Record(RecordArgs),
@@ -59,11 +64,16 @@ pub enum SparCommand {
     /// clones took is kept twice, the later renamed), push with a lease; exit 1 when something
     /// is reported
     Sync(super::rails::SyncArgs),
+    /// Print a shell completion script (bash, zsh or fish); `scripts/install.sh` installs them
+    Completions(super::rails::CompletionsArgs),
+    /// Answer one completion request: the candidates for the last word, one per line
+    #[command(name = "__complete", hide = true)]
+    Complete(super::rails::CompleteArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The base revision (the change is base..head); never read as an option (G27)
+    /// The base revision (the change is base..head); a value starting with - is a revision, never an option
     #[arg(long, value_name = "REV", allow_hyphen_values = true)]
     pub base: String,
     /// The head revision (default: HEAD)
@@ -102,7 +112,7 @@ pub struct RunArgs {
     /// Keep the round's workspace in DIR (a folder that does not exist yet)
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// A decision the user made (G35), kept verbatim; follow each with one --decision-quote
+    /// A decision the user made, kept verbatim; follow each with one --decision-quote
     #[arg(
         long = "decision",
         value_name = "TEXT",
@@ -145,8 +155,11 @@ const NO_VALUE: &str = "\0";
 
 #[derive(Debug, Args)]
 pub struct RecordArgs {
+    /// The series (`git spar list` shows them; by default a branch's name)
     pub series: String,
+    /// The round, e.g. code-1 (`git spar show <series>` lists them)
     pub round: String,
+    /// The reviewer's name in that round
     pub reviewer: String,
     /// The reviewer's result (one JSON object, as a run would read it)
     #[arg(
@@ -158,15 +171,17 @@ pub struct RecordArgs {
     pub result: Option<PathBuf>,
     /// A native subagent's Claude Code transcript (JSONL): its result is recorded, with
     /// warnings about its tools, added context, reads outside the workspace and an unread
-    /// prompt.md (G15)
+    /// prompt.md
     #[arg(long, value_name = "FILE")]
     pub transcript: Option<PathBuf>,
+    /// Print the result as JSON
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
+    /// Print the result as JSON
     #[arg(long)]
     pub json: bool,
 }
@@ -175,6 +190,7 @@ pub struct ConfigArgs {
 pub struct ShowArgs {
     /// `<series>` or `<series>:<round>`
     pub target: Option<String>,
+    /// Print the result as JSON (the same as `--format json`)
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
     /// text (default), json, or sarif (one SARIF 2.1.0 log: a run per reviewer, a result per
@@ -195,13 +211,16 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
+    /// Print the result as JSON
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct TriageArgs {
+    /// The series (`git spar list` shows them; by default a branch's name)
     pub series: String,
+    /// The round, e.g. code-1 (`git spar show <series>` lists them)
     pub round: String,
     /// The finding's id exactly as in the round's findings.json (`<reviewer>-F<n>`)
     #[arg(allow_hyphen_values = true)]
@@ -226,27 +245,33 @@ pub struct TriageArgs {
     /// fixed: what passes after it
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub passed_after: Option<String>,
-    /// fixed: the commit of the fix; never read as an option (G27)
+    /// fixed: the commit of the fix (a value starting with - is a revision, never an option)
     #[arg(long, value_name = "REV", allow_hyphen_values = true)]
     pub commit: Option<String>,
+    /// Print the result as JSON
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct WaiveArgs {
+    /// The series (`git spar list` shows them; by default a branch's name)
     pub series: String,
+    /// The round, e.g. code-1 (`git spar show <series>` lists them)
     pub round: String,
+    /// The reviewer's name in that round
     pub reviewer: String,
     /// The user's words agreeing to go on without this reviewer
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub user_quote: Option<String>,
+    /// Print the result as JSON
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct ExtendArgs {
+    /// The series (`git spar list` shows them; by default a branch's name)
     pub series: String,
     /// plan, plan-delta or code
     #[arg(long, value_name = "STAGE", allow_hyphen_values = true)]
@@ -260,12 +285,14 @@ pub struct ExtendArgs {
     /// code only: why; needed with --by 2 or more, or --cause other
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub reason: Option<String>,
+    /// Print the result as JSON
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct CapReportArgs {
+    /// The series (`git spar list` shows them; by default a branch's name)
     pub series: String,
     /// md (default) or json
     #[arg(long, value_name = "FORMAT", default_value = "md")]
@@ -284,6 +311,7 @@ pub struct GateArgs {
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Print the gate record on stdout
+    /// Print the result as JSON (the same as `--format json`)
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
     /// text (default), json (the gate record), sarif (the rounds as one SARIF 2.1.0 log, for
@@ -365,6 +393,17 @@ pub fn run(cli: SparCli) -> Result<Outcome> {
         SparCommand::Gate(a) => cmd_gate(a),
         SparCommand::Report(a) => cmd_report(a),
         SparCommand::Sync(a) => super::rails::cmd_sync(a, "spar"),
+        SparCommand::Completions(a) => {
+            super::complete::print_script(command(), "spar", &a.shell)?;
+            Ok(Outcome::Ok)
+        }
+        SparCommand::Complete(a) => {
+            for c in super::complete::candidates(command(), &a.words, &super::complete::repo_names)
+            {
+                outln!("{c}");
+            }
+            Ok(Outcome::Ok)
+        }
     }
 }
 
@@ -377,6 +416,7 @@ fn cmd_run(a: RunArgs) -> Result<Outcome> {
         .map(|s| round::parse_standpoint(s))
         .collect::<Result<Vec<_>>>()?;
     let store = Store::discover()?;
+    let base_arg = a.base.clone();
     let req = round::RunRequest {
         base: a.base,
         head: a.head,
@@ -428,6 +468,9 @@ fn cmd_run(a: RunArgs) -> Result<Outcome> {
         }
         for f in &out.findings {
             outln!("  {:<12} {:<22} {}  {}", f.id, f.class, f.location, f.claim);
+            if let Some(why) = crate::spar::summary::class_note(f) {
+                outln!("  {:<12} {why}", "");
+            }
         }
         if out.kept_workspace {
             outln!("workspace kept at {}", out.workspace.display());
@@ -441,7 +484,44 @@ fn cmd_run(a: RunArgs) -> Result<Outcome> {
             );
         }
     }
+    if r.no_reviewer_could_run() {
+        eprint!("{}", no_reviewer_help(r, &base_arg));
+        return Ok(Outcome::NoReviewer);
+    }
     Ok(Outcome::Ok)
+}
+
+/// What `git spar run` says when no reviewer could run: why each could not, and the exact
+/// configuration that makes one run.
+fn no_reviewer_help(r: &crate::spar::record::Round, base: &str) -> String {
+    let env = config::Env::from_vars(|k| std::env::var_os(k), PathBuf::new());
+    let file = match (&env.spar_config, &env.xdg_config_home, &env.home) {
+        (Some(p), _, _) => PathBuf::from(p),
+        (None, Some(x), _) => PathBuf::from(x).join("jaekit/spar.toml"),
+        (None, None, Some(h)) => PathBuf::from(h).join(".config/jaekit/spar.toml"),
+        (None, None, None) => PathBuf::from("~/.config/jaekit/spar.toml"),
+    };
+    let mut s = format!(
+        "spar: no reviewer could run, so nothing was reviewed; {} {} is recorded but not counted against the {} cap (exit 4)\n",
+        r.series, r.round, r.stage
+    );
+    for rev in &r.reviewers {
+        s.push_str(&format!("spar:   {}: {}\n", rev.name, rev.reason));
+    }
+    s.push_str(&format!(
+        "hint: to review with a command of your own, add this to {}:\n\n\
+         [[reviewers]]\n\
+         name = \"local\"\n\
+         preset = \"command\"\n\
+         # {{prompt}} is the path of the reviewer's instructions and the change; the command\n\
+         # prints one result object (the JSON Schema at {{schema}}) on stdout\n\
+         argv = [\"./review.sh\", \"{{prompt}}\", \"{{workspace}}\", \"{{schema}}\"]\n\n\
+         then run `git spar run --base {base} --reviewers local`.\n\
+         hint: or install Claude Code and log in (run `claude`, then /login), or Codex (`codex login`),\n\
+         and run `git spar run --base {base}` again.\n",
+        file.display()
+    ));
+    s
 }
 
 fn cmd_record(a: RecordArgs) -> Result<Outcome> {
@@ -528,12 +608,13 @@ fn cmd_show(a: ShowArgs) -> Result<Outcome> {
     for r in &shown {
         let round = record::load_round(&store, &series, r)?;
         let findings = record::load_findings(&store, &series, r)?;
-        docs.push((round, findings));
+        let triage = series::triage_in_force(&store, &series, r)?;
+        docs.push((round, findings, triage));
     }
     if format == "json" {
         let v: Vec<_> = docs
             .iter()
-            .map(|(r, f)| json!({"round": r, "findings": f}))
+            .map(|(r, f, t)| json!({"round": r, "findings": f, "triage": t}))
             .collect();
         if v.len() == 1 {
             super::print_json(&v[0])?;
@@ -541,8 +622,8 @@ fn cmd_show(a: ShowArgs) -> Result<Outcome> {
             super::print_json(&json!({"schema": "spar-series/v1", "series": series, "rounds": v}))?;
         }
     } else {
-        for (r, f) in &docs {
-            out!("{}\n", crate::spar::summary::render(r, f));
+        for (r, f, t) in &docs {
+            out!("{}\n", crate::spar::summary::render_with_triage(r, f, t));
         }
     }
     Ok(Outcome::Ok)

@@ -336,18 +336,41 @@ pub fn entry_line(e: &Entry) -> String {
 
 /// The closing line: `verdict: PASS (4 passed, 0 failed, 1 warning)`.
 pub fn verdict_line(r: &Report) -> String {
-    let passed = r
-        .results
-        .iter()
-        .filter(|e| e.status == Status::Pass)
-        .count();
-    let mut s = format!(
-        "verdict: {} ({passed} passed, {} failed, {} warning{})",
-        r.verdict.as_str(),
-        r.failed.len(),
-        r.warnings.len(),
-        if r.warnings.len() == 1 { "" } else { "s" }
-    );
+    // Each phase is counted on its own: a met prerequisite is not a passed check.
+    let count = |phase: Phase| {
+        let of: Vec<&Entry> = r.results.iter().filter(|e| e.phase == phase).collect();
+        let passed = of.iter().filter(|e| e.status == Status::Pass).count();
+        let failed = of.iter().filter(|e| e.is_blocking_failure()).count();
+        let warned = of.iter().filter(|e| e.is_warning()).count();
+        (of.len(), passed, failed, warned)
+    };
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut parts = Vec::new();
+    let (n, passed, failed, warned) = count(Phase::Check);
+    if n == 0 && r.aborted_by.is_some() {
+        parts.push("checks: not run".to_string());
+    } else {
+        parts.push(format!(
+            "checks: {passed} passed, {failed} failed, {}",
+            plural(warned, "warning", "warnings")
+        ));
+    }
+    let (n, passed, failed, _) = count(Phase::Runtime);
+    if n > 0 {
+        parts.push(format!(
+            "runtime commands: {passed} passed, {failed} failed"
+        ));
+    }
+    let (n, passed, failed, _) = count(Phase::Prerequisite);
+    if n > 0 {
+        parts.push(format!("prerequisites: {passed} met, {failed} missing"));
+    }
+    let (n, passed, failed, _) = count(Phase::NonGoal);
+    if n > 0 {
+        parts.push(format!("non-goals: {passed} kept, {failed} touched"));
+    }
+    let mut s = format!("verdict: {} ({})", r.verdict.as_str(), parts.join("; "));
     if let Some(p) = &r.aborted_by {
         s.push_str(&format!(
             "; prerequisite {p} is missing, so nothing else was run"

@@ -162,6 +162,15 @@ impl Round {
     pub fn has_standpoints(&self) -> bool {
         !self.standpoints.is_empty()
     }
+
+    /// Whether no reviewer of this (real, not dry) run could run at all: every one is
+    /// `unavailable` (no executable, a login or quota refusal). Such a round reviewed nothing,
+    /// so it is never counted against a cap and `git spar run` exits 4.
+    pub fn no_reviewer_could_run(&self) -> bool {
+        !self.dry_run
+            && !self.reviewers.is_empty()
+            && self.reviewers.iter().all(|r| r.status == "unavailable")
+    }
 }
 
 /// What `round.json` holds, borrowed from a [`Round`]: the same keys in the same order, with

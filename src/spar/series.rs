@@ -131,6 +131,29 @@ fn read_ledger(
     Ok((bytes, out))
 }
 
+/// What `git spar show` prints in a finding's triage column: the disposition in force (the
+/// newest ledger entry for it; `duplicate of <round>:<id>` for a duplicate), per finding id.
+/// A ledger that cannot be read is refused with the round named.
+pub fn triage_in_force(
+    store: &Store,
+    series: &str,
+    round: &str,
+) -> Result<HashMap<String, String>> {
+    let (_, entries) = read_ledger(store, series, round)
+        .map_err(|e| Error::refused(format!("{series}: round {round}: {e}")))?;
+    let mut out = HashMap::new();
+    for e in entries {
+        let shown = match &e.of {
+            Some((of_round, of)) if e.disposition == "duplicate" => {
+                format!("duplicate of {of_round}:{of}")
+            }
+            _ => e.disposition.clone(),
+        };
+        out.insert(e.finding, shown);
+    }
+    Ok(out)
+}
+
 /// The findings and the entries in force (the newest per finding) of one round.
 struct RoundState {
     findings: Rc<Vec<Finding>>,
@@ -769,6 +792,8 @@ pub fn stage_caps(store: &Store, cfg: &Config, series: &str) -> Result<Vec<Stage
         for r in rounds.iter().filter(|r| r.stage == stage) {
             let why = if r.dry_run {
                 "dry run".to_string()
+            } else if r.no_reviewer_could_run() {
+                "no reviewer could run".to_string()
             } else if stopped(store, series, r)? {
                 "stopped before recording findings".to_string()
             } else if let Some(p) = prev.filter(|p| is_rerun(store, series, r, p).unwrap_or(false))

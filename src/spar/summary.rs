@@ -1,5 +1,7 @@
 //! `summary.md`: the reviewer's view of a round, also added to `refs/notes/spar` on the head.
 
+use std::collections::HashMap;
+
 use super::record::{Finding, Round};
 
 fn short(id: &str) -> &str {
@@ -56,8 +58,62 @@ fn standpoints(round: &Round) -> String {
     s
 }
 
-/// Renders the round.
+/// Why a finding's class differs from the class its reviewer proposed, in plain words (the
+/// classification rules are in docs/spar-input-contract.md and the README); `None` when the
+/// reviewer's proposal stood.
+pub fn class_note(f: &Finding) -> Option<String> {
+    if f.class == f.proposed_class {
+        return None;
+    }
+    let r = f.class_reason.as_str();
+    let (unreadable, rest) = match r.strip_prefix("unreadable location (") {
+        Some(tail) => match tail.split_once("); ") {
+            Some((why, rest)) => (Some(why), rest),
+            None => (Some(tail.trim_end_matches(')')), ""),
+        },
+        None => (None, r),
+    };
+    let rule = rest.split_once(": ").map_or("", |(n, _)| n);
+    let why = match rule {
+        "rule 1" => format!(
+            "it is in the check paths and its check impact is {}, so a check may pass when it should not",
+            f.check_impact
+        ),
+        "rule 2" => "it is in the check paths and breaks the contract it links to (the link was confirmed)".to_string(),
+        "rule 3" => "it is in the check paths and does not make a check pass falsely, so it is hardening, deferred automatically".to_string(),
+        "rule 5" => "the change introduced it and it is a regression".to_string(),
+        "rule 6" => format!(
+            "a defect must link to a rule, contract or criterion that spar can confirm, and {}",
+            if f.claimed_link.trim().is_empty() {
+                "it gave no link".to_string()
+            } else {
+                format!("its link {:?} could not be confirmed", f.claimed_link)
+            }
+        ),
+        _ if unreadable.is_some() => rest.to_string(),
+        _ => rest.split_once(": ").map_or(rest, |(_, w)| w).to_string(),
+    };
+    let why = match unreadable {
+        Some(u) => format!("its location could not be read ({u}); {why}"),
+        None => why,
+    };
+    Some(format!(
+        "proposed {}, classified {}: {why}",
+        f.proposed_class, f.class
+    ))
+}
+
+/// Renders the round as recorded when it ran (no triage yet beyond automatic deferrals).
 pub fn render(round: &Round, findings: &[Finding]) -> String {
+    render_with_triage(round, findings, &HashMap::new())
+}
+
+/// Renders the round with each finding's triage in force (`git spar show`).
+pub fn render_with_triage(
+    round: &Round,
+    findings: &[Finding],
+    triage: &HashMap<String, String>,
+) -> String {
     let mut s = format!(
         "# spar {} {} ({})\n\nbase {} → head {}{}\n\n",
         round.series,
@@ -145,10 +201,10 @@ pub fn render(round: &Round, findings: &[Finding]) -> String {
             } else {
                 cell(&f.location)
             };
-            let triage = if f.auto_deferred {
-                "auto_deferred"
-            } else {
-                "-"
+            let triage = match triage.get(&f.id) {
+                Some(t) => t.as_str(),
+                None if f.auto_deferred => "auto_deferred",
+                None => "-",
             };
             s.push_str(&format!(
                 "| {} | {} | {} | {} | {} |\n",
@@ -156,8 +212,16 @@ pub fn render(round: &Round, findings: &[Finding]) -> String {
                 f.class,
                 location,
                 cell(&f.claim),
-                triage
+                cell(triage)
             ));
+        }
+        let notes: Vec<String> = findings
+            .iter()
+            .filter_map(|f| class_note(f).map(|n| format!("- {}: {}\n", f.id, cell(&n))))
+            .collect();
+        if !notes.is_empty() {
+            s.push_str("\n## Classes that differ from the proposal\n\n");
+            s.push_str(&notes.concat());
         }
     }
     let fixes: Vec<&Finding> = findings

@@ -32,8 +32,11 @@ fn a_missing_prerequisite_aborts_before_anything_runs() {
     out.code(3)
         .stdout_has("prereq   ok   sh (command_exists)")
         .stdout_has("prereq   FAIL nope (command_exists)")
-        .stdout_has("verdict: ABORT_PRECHECK")
-        .stdout_has("prerequisite nope is missing, so nothing else was run")
+        // Prerequisites are counted on their own, never as passed or failed checks.
+        .stdout_has(
+            "verdict: ABORT_PRECHECK (checks: not run; prerequisites: 1 met, 1 missing); \
+             prerequisite nope is missing, so nothing else was run",
+        )
         .stdout_lacks("never");
     assert!(
         !repo.path().join("runtime-ran").exists(),
@@ -76,7 +79,9 @@ fn runtime_commands_then_checks_in_order_pass_and_fail() {
     let out = repo.rails(&["contract", "validate", "S"]);
     out.code(1)
         .stdout_has("check    FAIL first (command_success)")
-        .stdout_has("verdict: FAIL (2 passed, 1 failed, 0 warnings)");
+        .stdout_has(
+            "verdict: FAIL (checks: 1 passed, 1 failed, 0 warnings; runtime commands: 1 passed, 0 failed)",
+        );
     assert_eq!(repo.read("order.log"), "runtime\ncheck1\n");
     // The lines come in the order they ran.
     let lines: Vec<&str> = out.stdout.lines().collect();
@@ -188,7 +193,7 @@ fn json_junit_and_the_note() {
     let note = repo.git(&["notes", "--ref=rails", "show", "HEAD"]);
     assert!(note.starts_with("rails validate S v1 at "), "{note}");
     assert!(
-        note.contains("verdict: FAIL (1 passed, 1 failed, 1 warning)"),
+        note.contains("verdict: FAIL (checks: 1 passed, 1 failed, 1 warning)"),
         "{note}"
     );
 }

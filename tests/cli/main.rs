@@ -11,6 +11,7 @@ mod contract_schema;
 mod contract_validate;
 mod evidence;
 mod evidence_durability;
+mod first_hour;
 mod foundation;
 mod hooks;
 mod input_forms;

@@ -518,7 +518,7 @@ fn real_claude_quota_refusal_then_fallback() {
     fx.user(
         "[[reviewers]]\nname = \"claude\"\npreset = \"claude\"\nmodel = \"claude-sonnet-4-6\"\n",
     );
-    fx.run("claude").ok();
+    fx.run("claude").code(4); // the only reviewer refused: no reviewer could run
     let rec = fx.reviewer("code-1", "claude");
     let reason = "quota or rate limit: API Error: Request rejected (429) · This request would \
                   exceed your account's rate limit. Please try again later.";
@@ -566,7 +566,7 @@ fn real_claude_authentication_refusal() {
         .forever()])
     });
     fx.user("[[reviewers]]\nname = \"claude\"\npreset = \"claude\"\nmodel = \"claude-sonnet-4-6\"\nfallback_model = \"claude-haiku-4-5\"\n");
-    fx.run("claude").ok();
+    fx.run("claude").code(4); // the only reviewer refused: no reviewer could run
     let rec = fx.reviewer("code-1", "claude");
     status(
         &rec,
@@ -767,7 +767,7 @@ fn real_codex_authentication_refusal() {
         .forever()])
     });
     fx.user("[[reviewers]]\nname = \"codex\"\npreset = \"codex\"\nmodel = \"gpt-5.5\"\nfallback_model = \"gpt-5.4-mini\"\n");
-    fx.run("codex").ok();
+    fx.run("codex").code(4); // the only reviewer refused: no reviewer could run
     let rec = fx.reviewer("code-1", "codex");
     status(
         &rec,

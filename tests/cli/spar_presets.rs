@@ -428,7 +428,7 @@ fn quota_refusal_without_fallback_is_unavailable() {
         CLAUDE_VERSION,
         "{replay:claude-quota.jsonl}; exit 1",
     );
-    fx.run(&["--reviewers", "claude"]).ok();
+    fx.run(&["--reviewers", "claude"]).code(4); // every reviewer refused: no reviewer could run
     let rec = fx.reviewer("code-1", "claude");
     status(&rec, "unavailable", "quota or rate limit: ");
     assert_eq!(rec["attempts"].as_array().unwrap().len(), 1);
@@ -446,7 +446,7 @@ fn authentication_refusal_does_not_fall_back() {
     fx.user(
         "[[reviewers]]\nname = \"claude\"\npreset = \"claude\"\nfallback_model = \"fallback-m\"\n",
     );
-    fx.run(&[]).ok();
+    fx.run(&[]).code(4); // every reviewer refused: no reviewer could run
     let rec = fx.reviewer("code-1", "claude");
     status(
         &rec,
@@ -595,7 +595,7 @@ fn codex_refusals_and_reset_time() {
         "{replay:codex-auth.jsonl}; exit 1",
     );
     fx.user("[[reviewers]]\nname = \"codex\"\npreset = \"codex\"\n[[reviewers]]\nname = \"auth\"\npreset = \"codex\"\nbinary = \"cx-auth\"\nfallback_model = \"other\"\n");
-    fx.run(&[]).ok();
+    fx.run(&[]).code(4); // every reviewer refused: no reviewer could run
     let rec = fx.reviewer("code-1", "codex");
     status(
         &rec,
@@ -676,7 +676,7 @@ fn agy_large_packet_goes_to_packet_md() {
 fn agy_quota_refusal() {
     let fx = Fx::new();
     fx.fake("agy", AGY_VERSION, "{replay:agy-quota.jsonl}; exit 1");
-    fx.run(&["--reviewers", "agy"]).ok();
+    fx.run(&["--reviewers", "agy"]).code(4); // every reviewer refused: no reviewer could run
     status(
         &fx.reviewer("code-1", "agy"),
         "unavailable",

@@ -2066,3 +2066,90 @@ fn run_without_a_git_identity_writes_round_and_note() {
     let note = fx.repo.git(&["notes", "--ref=spar", "show", "HEAD"]);
     assert!(note.contains("code-1"), "{note}");
 }
+
+/// A run in which no reviewer could run (issue 19): exit 4, the exact configuration that makes
+/// one run on stderr, the round recorded but never counted against the cap.
+#[test]
+fn a_run_where_no_reviewer_could_run_exits_4_says_how_to_configure_one_and_is_not_counted() {
+    let f = Fixture::new();
+    f.repo
+        .write(".jaekit/spar.toml", &format!("{PROJECT}[caps]\ncode = 1\n"));
+    f.repo.commit_all("cap 1");
+    let base = f.repo.git(&["rev-parse", "HEAD~2"]).trim().to_string();
+    f.user(
+        "[[reviewers]]\npreset = \"claude\"\nbinary = \"/nonexistent/claude\"\n\n\
+         [[reviewers]]\npreset = \"codex\"\nbinary = \"/nonexistent/codex\"\n",
+    );
+    for round in ["code-1", "code-2"] {
+        let out = f.spar(&["run", "--base", &base, "--series", "s"]);
+        out.code(4)
+            .stdout_has(&format!("spar: s {round} recorded"))
+            .stderr_has("no reviewer could run, so nothing was reviewed")
+            .stderr_has("not counted against the code cap")
+            .stderr_has("spar:   claude: ")
+            .stderr_has("preset = \"command\"")
+            .stderr_has("argv = [\"./review.sh\", \"{prompt}\", \"{workspace}\", \"{schema}\"]")
+            .stderr_has(&format!("git spar run --base {base} --reviewers local"))
+            .stderr_has("`codex login`")
+            .stderr_has(&f.user_file().display().to_string());
+    }
+    let caps = f.spar(&["cap-report", "s"]);
+    caps.ok()
+        .stdout_has("- code-1: not counted (no reviewer could run)")
+        .stdout_has("- code-2: not counted (no reviewer could run)")
+        .stdout_has("counted: 0 · left: 1");
+    // With the cap at 1, a real round still runs: the empty ones were not counted.
+    let ok = f.reviewer(
+        "lint",
+        "",
+        &result(&f.repo.git(&["rev-parse", "HEAD"]).trim()[..12], vec![]),
+    );
+    f.user(&commands(60, &[("lint", argv(&ok))]));
+    f.spar(&["run", "--base", &base, "--series", "s"])
+        .ok()
+        .stdout_has("spar: s code-3 recorded");
+    // A reviewer that ran and failed is not "could not run": exit 0 and counted.
+    let bad = f.script("bad.sh", "exit 3");
+    f.user(&commands(60, &[("lint", argv(&bad))]));
+    f.spar(&["run", "--base", &base, "--series", "t"]).ok();
+}
+
+/// `show` displays each finding's triage in force, and a class that differs from the proposed
+/// one says why in plain words, in `run` and in `show` (issue 19).
+#[test]
+fn show_has_the_triage_in_force_and_why_a_class_differs_from_the_proposal() {
+    let f = Fixture::new();
+    let mut regress = finding("r1", "note", "head/app/main.rs:2");
+    regress["introduced_by_change"] = json!("yes");
+    regress["regression"] = json!("yes");
+    let res = result(
+        &f.head[..12],
+        vec![finding("d1", "defect", "head/app/main.rs:1"), regress],
+    );
+    let lint = f.reviewer("lint", "", &res);
+    f.user(&commands(60, &[("lint", argv(&lint))]));
+    let run = f.run("s", &[]);
+    run.ok()
+        .stdout_has("proposed defect, classified note: a defect must link to a rule, contract or criterion that spar can confirm, and it gave no link")
+        .stdout_has("proposed note, classified defect: the change introduced it and it is a regression")
+        .stdout_lacks("rule 6");
+    f.spar(&[
+        "triage",
+        "s",
+        "code-1",
+        "lint-F2",
+        "rejected",
+        "--evidence",
+        "main prints on purpose",
+    ])
+    .ok();
+    let show = f.spar(&["show", "s:code-1"]);
+    show.ok()
+        .stdout_has("| lint-F2 | defect | head/app/main.rs:2 | claim of r1 | rejected |")
+        .stdout_has("| lint-F1 | note | head/app/main.rs:1 | claim of d1 | - |")
+        .stdout_has("## Classes that differ from the proposal")
+        .stdout_has("- lint-F1: proposed defect, classified note: a defect must link")
+        .stdout_lacks("rule 6");
+    let j = f.spar(&["show", "s:code-1", "--json"]).json();
+    assert_eq!(j["triage"]["lint-F2"], "rejected", "{j:#}");
+}
