@@ -152,20 +152,24 @@ pub struct HooksArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum HookCommand {
-    /// Refuse a push whose tips do not pass their sprint's gate (reads git's stdin protocol)
+    /// Refuse a push to a protected ref (rails.protect; any branch when unset) unless every
+    /// sprint its new commits name passes its gate; with rails.requireSprint, naming none is
+    /// refused (reads git's stdin protocol)
     PrePush {
         /// The remote's name
         remote: String,
         /// The remote's URL
         url: Option<String>,
     },
-    /// Check Rails-Sprint: and Rails-Done: trailers of the message being committed
+    /// Add the bound sprint's Rails-Sprint: trailer, then check the Rails-Sprint: and
+    /// Rails-Done: trailers of the message being committed
     CommitMsg {
         /// The file holding the commit message
         file: PathBuf,
     },
-    /// On a shared bare repository: refuse deleting or rewriting records (and, with
-    /// rails.receiveGate, branch updates whose gate does not pass)
+    /// On a shared bare repository: refuse deleting or rewriting records, and (with
+    /// rails.receiveGate, rails.protect or rails.requireSprint) judge updates of protected
+    /// refs as pre-push does
     PreReceive,
     /// For an agent harness (Claude Code Stop hook): exit 2 with the gate's report while the
     /// branch's sprint is unproven
@@ -259,6 +263,10 @@ pub enum ContractCommand {
     List(ListArgs),
     /// Record the sprint of the current branch (branch.<name>.railsSprint), so commands that
     /// take <sprint> default to it
+    ///
+    /// While the branch is bound, the commit-msg hook adds a `Rails-Sprint: <sprint>` trailer
+    /// to each commit (unless the message has one), so a clone, CI and the server find the
+    /// sprint from the pushed commits alone; the binding itself stays in this clone.
     Bind(BindArgs),
 }
 

@@ -1040,6 +1040,43 @@ impl Store {
             .map(|v| v.to_str_lossy().into_owned())
     }
 
+    /// Every value of a multi-valued configuration key (all scopes, then `git -c`).
+    pub fn config_strings(&self, key: &str) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .repo
+            .config_snapshot()
+            .strings(key)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| v.to_str_lossy().into_owned())
+            .collect();
+        if let Some(v) = std::env::var("GIT_CONFIG_PARAMETERS")
+            .ok()
+            .and_then(|p| command_line_config(&p, key))
+        {
+            out.push(v);
+        }
+        out
+    }
+
+    /// Adds `key: value` to the trailers of the commit message in `file` as
+    /// `git interpret-trailers` does, unless a `key` trailer is already there.
+    pub fn add_trailer(&self, file: &Path, key: &str, value: &str) -> Result<()> {
+        let trailer = format!("{key}: {value}");
+        let file = absolute(file);
+        let file = file.to_string_lossy();
+        self.git(&[
+            "interpret-trailers",
+            "--in-place",
+            "--if-exists",
+            "doNothing",
+            "--trailer",
+            &trailer,
+            &file,
+        ])
+        .map(|_| ())
+    }
+
     /// Sets a value in the repository's own configuration (`.git/config`).
     pub fn set_config(&self, key: &str, value: &str) -> Result<()> {
         self.git(&["config", "--local", key, value]).map(|_| ())
