@@ -67,6 +67,14 @@ pub enum RailsCommand {
     /// everything merged cleanly, 1 when something is reported (a contract conflict, a
     /// transition that became illegal, a renamed round), other codes when it could not run.
     Sync(SyncArgs),
+    /// Trust this clone's .rails/config.toml: record its exact sha256 so `pipeline run` may
+    /// run the actors and notifiers it names
+    ///
+    /// A cloned repository runs nothing on your machine until you trust it. Read the file
+    /// first; this prints every command and URL it names. A changed file needs trusting
+    /// again. Actors in your own ~/.config/rails/config.toml (or $XDG_CONFIG_HOME/rails/)
+    /// need no trust.
+    Trust(TrustArgs),
     /// Find records pointing at commits git will not keep, stale locks, chains diverged from
     /// the remote, and hook scripts missing or not executable; each with its fix (exit 1 when
     /// any is found)
@@ -86,6 +94,13 @@ pub struct SyncArgs {
     #[arg(long, value_name = "SPRINT", conflicts_with = "setup")]
     pub keep_remote: Option<String>,
     /// Print the rails-sync/v1 document
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// Print the rails-trust/v1 document
     #[arg(long)]
     pub json: bool,
 }
@@ -431,7 +446,35 @@ pub fn run(cli: RailsCli) -> Result<Outcome> {
         RailsCommand::Hook(h) => cmd_hook(h),
         RailsCommand::Sync(a) => cmd_sync(a, "git-rails"),
         RailsCommand::Doctor(a) => cmd_doctor(a),
+        RailsCommand::Trust(a) => cmd_trust(a),
     }
+}
+
+fn cmd_trust(a: TrustArgs) -> Result<Outcome> {
+    let store = Store::discover()?;
+    let root = store.workdir()?.to_path_buf();
+    let t = crate::pipeline::config::trust(&store, &root)?;
+    if a.json {
+        super::print_json(&t)?;
+        return Ok(Outcome::Ok);
+    }
+    outln!(
+        "{} {} (sha256 {}) for this clone",
+        if t.already {
+            "already trusted:"
+        } else {
+            "trusted"
+        },
+        t.path,
+        &t.sha256[..12]
+    );
+    if t.runs.is_empty() {
+        outln!("it names no command to run");
+    }
+    for (what, cmd) in &t.runs {
+        outln!("  {what}: {cmd}");
+    }
+    Ok(Outcome::Ok)
 }
 
 fn cmd_pipeline(p: PipelineCommand) -> Result<Outcome> {

@@ -389,7 +389,7 @@ fn announce(
 pub fn run(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Result<State> {
     contract::check_sprint(sprint)?;
     let root = store.workdir()?.to_path_buf();
-    let cfg = config::load(&root)?;
+    let cfg = config::load_for(store, &root)?;
     let _lock = take_lock(store, sprint)?;
     if let Some((s, _)) = load(store, sprint)? {
         return Err(Error::refused(format!(
@@ -429,7 +429,7 @@ pub fn run(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Result<S
 pub fn resume(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Result<State> {
     contract::check_sprint(sprint)?;
     let root = store.workdir()?.to_path_buf();
-    let cfg = config::load(&root)?;
+    let cfg = config::load_for(store, &root)?;
     let _lock = take_lock(store, sprint)?;
     let Some((mut state, tip)) = load(store, sprint)? else {
         return Err(Error::refused(format!("no pipeline for {sprint}"))
@@ -488,7 +488,7 @@ pub fn abort(
     ev.attempt = state.attempts;
     let (c, e) = commit(store, sprint, Some(tip), &mut state, ev)?;
     let root = store.workdir()?.to_path_buf();
-    if let Ok(cfg) = config::load(&root) {
+    if let Ok(cfg) = config::load_for(store, &root) {
         announce(store, &cfg, sprint, &state, &e, c, progress);
     }
     Ok(state)

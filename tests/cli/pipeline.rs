@@ -159,6 +159,8 @@ fn config(repo: &TestRepo, actors: &[(&str, &str)], rest: &str) {
     }
     text += rest;
     repo.write(".rails/config.toml", &text);
+    // The tests wrote this file; this clone trusts it (a file out of form is not trusted).
+    let _ = repo.rails(&["trust"]);
 }
 
 /// Good actors for all four roles (an actor script the test already wrote is kept).
@@ -569,6 +571,7 @@ fn placeholders_are_replaced_in_the_actor_command() {
     }
     text += RETRY0;
     repo.write(".rails/config.toml", &text);
+    repo.rails(&["trust"]).ok();
     run(&repo).ok();
     let root = std::fs::canonicalize(repo.path()).unwrap();
     let root = root.display();
@@ -853,6 +856,7 @@ fn an_actor_past_its_timeout_is_killed_with_its_process_group() {
     }
     text += RETRY0;
     repo.write(".rails/config.toml", &text);
+    repo.rails(&["trust"]).ok();
     let started = Instant::now();
     let out = run(&repo);
     let took = started.elapsed();
@@ -1788,4 +1792,106 @@ fn notifier_failures_are_logged_verbatim() {
         .ok()
         .stderr_has("failed and was skipped")
         .stderr_has(&fail);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trust: a cloned repository runs nothing until this clone trusts its configuration.
+
+/// The actors' config text, as a project would commit it.
+fn actors_text(actors: &[(&'static str, String)]) -> String {
+    let mut text = String::new();
+    for (name, path) in actors {
+        text += &actor_toml(name, &[path], 30);
+    }
+    text + RETRY0
+}
+
+#[test]
+fn a_projects_commands_run_only_after_trust_of_that_exact_file() {
+    let repo = sprint_repo();
+    let actors = good_actors(&repo);
+    repo.write(".rails/config.toml", &actors_text(&actors));
+    // Untrusted: refused before anything runs or is written, naming the command.
+    run(&repo)
+        .code(65)
+        .stderr_has("names commands to run on this machine (actors.harang, actors.narang, actors.darang, actors.erang)")
+        .stderr_has("git rails trust");
+    assert_eq!(spawns(&repo, "harang"), 0);
+    assert!(repo.git_run(&["rev-parse", "--verify", "-q", REF]).code != 0);
+    // Trusted: it runs, and `trust` showed what it runs.
+    repo.rails(&["trust"])
+        .ok()
+        .stdout_has("trusted .rails/config.toml")
+        .stdout_has(&format!("actors.harang: {}", actors[0].1));
+    repo.rails(&["trust"]).ok().stdout_has("already trusted");
+    run(&repo).ok().stdout_has("pipeline SPRINT-001: done");
+    // One changed byte needs trusting again (resume reads the file too).
+    let repo2 = sprint_repo();
+    let actors2 = good_actors(&repo2);
+    repo2.write(".rails/config.toml", &actors_text(&actors2));
+    repo2.rails(&["trust"]).ok();
+    repo2.write(
+        ".rails/config.toml",
+        &(actors_text(&actors2) + "# changed\n"),
+    );
+    run(&repo2).code(65).stderr_has("git rails trust");
+    assert_eq!(spawns(&repo2, "harang"), 0);
+    // A notifier alone is a command too; a file of retry policy only needs no trust.
+    repo2.write(
+        ".rails/config.toml",
+        "[[notify]]\ntype = \"webhook\"\nurl = \"http://127.0.0.1:9/x\"\n",
+    );
+    run(&repo2).code(65).stderr_has("(notify[0])");
+    let json = repo2.rails(&["trust", "--json"]);
+    json.ok();
+    assert_eq!(json.json()["schema"], "rails-trust/v1");
+    assert_eq!(json.json()["runs"][0][1], "POST http://127.0.0.1:9/x");
+}
+
+#[test]
+fn a_fresh_clone_does_not_inherit_trust_and_the_users_own_actors_need_none() {
+    let repo = sprint_repo();
+    let actors = good_actors(&repo);
+    repo.write(".rails/config.toml", &actors_text(&actors));
+    repo.rails(&["trust"]).ok();
+    repo.commit_all("config and agents");
+    let dir = tempfile::tempdir().unwrap();
+    let clone_path = dir.path().join("clone");
+    repo.git(&[
+        "clone",
+        "-q",
+        repo.path().to_str().unwrap(),
+        clone_path.to_str().unwrap(),
+    ]);
+    let clone = TestRepo::at(&clone_path);
+    clone.git(&["fetch", "-q", "origin", "refs/rails/*:refs/rails/*"]);
+    let marker = agents(&repo).join("harang.count");
+    let _ = std::fs::remove_file(&marker);
+    clone
+        .rails(&["pipeline", "run", SPRINT])
+        .code(65)
+        .stderr_has("git rails trust");
+    assert!(!marker.exists(), "an actor of the clone ran");
+    // The same actors in the user's own file run without trust (the project file names
+    // none then).
+    std::fs::remove_file(clone_path.join(".rails/config.toml")).unwrap();
+    let xdg = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(xdg.path().join("rails")).unwrap();
+    std::fs::write(xdg.path().join("rails/config.toml"), actors_text(&actors)).unwrap();
+    let xdg_s = xdg.path().display().to_string();
+    clone
+        .rails_env(
+            &["pipeline", "run", SPRINT],
+            &[("XDG_CONFIG_HOME", xdg_s.as_str())],
+        )
+        .ok()
+        .stdout_has("pipeline SPRINT-001: done");
+    // Without XDG_CONFIG_HOME, ~/.config/rails/config.toml is the user's file.
+    let home_cfg = clone.home.path().join(".config/rails");
+    std::fs::create_dir_all(&home_cfg).unwrap();
+    std::fs::write(home_cfg.join("config.toml"), "[retry]\nmaxAttempts = 0\n").unwrap();
+    clone
+        .rails(&["pipeline", "run", "SPRINT-001"])
+        .code(65)
+        .stderr_has("retry.maxAttempts must be at least 1");
 }
