@@ -624,12 +624,25 @@ fn cmd_hook(h: HookCommand) -> Result<Outcome> {
         );
         return Ok(Outcome::Ok);
     }
+    let text = String::from_utf8_lossy(&stdin);
+    // An agent's hook event says which directory the session works in.
+    let event_dir = match &h {
+        HookCommand::AgentStop => hooks::run::event_cwd(&text),
+        _ => None,
+    };
+    if let Some(dir) = &event_dir {
+        std::env::set_current_dir(dir).map_err(|e| {
+            Error::refused(format!(
+                "{name}: the event's cwd {} cannot be entered: {e}",
+                dir.display()
+            ))
+        })?;
+    }
     let store = Store::discover().map_err(|e| {
         e.context(format!(
             "{name}: the hook cannot read the repository, so it refuses"
         ))
     })?;
-    let text = String::from_utf8_lossy(&stdin);
     let result = match h {
         HookCommand::PrePush { remote, .. } => hooks::run::pre_push(&store, &remote, &text)?,
         HookCommand::CommitMsg { file } => hooks::run::commit_msg(&store, &file)?,

@@ -972,6 +972,26 @@ impl Store {
         Ok((tree, dirty))
     }
 
+    /// The tree of the tracked files as they are in the work tree now (untracked files left
+    /// out), through a temporary index: what an agent changed since a point in time.
+    pub fn tracked_tree(&self) -> Result<ObjectId> {
+        self.workdir()?;
+        let tmp_dir = tempfile::Builder::new()
+            .prefix("rails-index-")
+            .tempdir_in(&self.git_dir)
+            .ctx("creating a temporary index folder")?;
+        let tmp_index = tmp_dir.path().join("index");
+        let index = self.git_dir.join("index");
+        if index.exists() {
+            std::fs::copy(&index, &tmp_index).ctx(format!("copying {}", index.display()))?;
+        }
+        let env = [("GIT_INDEX_FILE", tmp_index.as_path())];
+        self.git_with(&["add", "-u", "--", "."], &env)?;
+        let hex = self.git_with(&["write-tree"], &env)?;
+        ObjectId::from_hex(hex.trim().as_bytes())
+            .ctx(format!("reading the tree id {:?}", hex.trim()))
+    }
+
     /// The tree of the index git is committing (`GIT_INDEX_FILE` in a hook, else the
     /// repository's index), computed from a copy so the index itself is not touched.
     pub fn index_tree(&self) -> Result<ObjectId> {

@@ -895,3 +895,116 @@ fn a_push_to_a_protected_ref_is_judged_by_its_commits_whatever_the_branch_is_cal
     assert_ne!(out.code, 0, "{out}");
     assert!(out.stderr.contains("rails.protect"), "{out}");
 }
+
+/// Runs `git rails hook agent-stop` from `dir` with `event` on stdin: (exit code, stderr).
+fn agent_hook(repo: &TestRepo, dir: &Path, event: &serde_json::Value) -> (i32, String) {
+    use std::io::Write;
+    let mut cmd = repo.command("git-rails");
+    let mut child = cmd
+        .args(["hook", "agent-stop"])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_agent_session_keeps_its_sprint_whatever_branch_head_is_on() {
+    let (repo, _remote) = repo_with_remote();
+    let cwd = repo.path().display().to_string();
+    let stop = |session: &str| {
+        json!({"session_id": session, "cwd": cwd, "hook_event_name": "Stop",
+               "stop_hook_active": false, "transcript_path": "/tmp/t.jsonl"})
+    };
+    // Run from elsewhere: the event's cwd names the repository.
+    let elsewhere = repo.home.path().to_path_buf();
+    let (code, err) = agent_hook(&repo, &elsewhere, &stop("s1"));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("S v1 still has unproven criteria"), "{err}");
+    // Slipping away from the binding does not release the session.
+    repo.git(&["checkout", "-q", "--detach"]);
+    assert_eq!(agent_hook(&repo, &elsewhere, &stop("s1")).0, 2);
+    repo.git(&["checkout", "-q", "-b", "other"]);
+    assert_eq!(agent_hook(&repo, &elsewhere, &stop("s1")).0, 2);
+    repo.git(&["config", "--unset", "branch.main.railsSprint"]);
+    let (code, err) = agent_hook(&repo, &elsewhere, &stop("s1"));
+    assert_eq!(code, 2, "{err}");
+    // A session that was never blocked has nothing to keep: nothing names a sprint here.
+    let (code, err) = agent_hook(&repo, &elsewhere, &stop("s2"));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("nothing to gate"), "{err}");
+    // As a PreToolUse hook the call is blocked while unproven.
+    let pre = json!({"session_id": "s1", "cwd": cwd, "hook_event_name": "PreToolUse",
+                     "tool_name": "Bash", "tool_input": {"command": "gh pr merge"}});
+    let (code, err) = agent_hook(&repo, &elsewhere, &pre);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("before you use this tool"), "{err}");
+    // Proven: the session is released.
+    repo.git(&["checkout", "-q", "main"]);
+    repo.rails(&["contract", "bind", "S"]).ok();
+    prove(&repo);
+    let (code, err) = agent_hook(&repo, &elsewhere, &stop("s1"));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        repo.git_run(&["rev-parse", "-q", "--verify", "refs/rails/agent-stops/S"])
+            .code
+            != 0,
+        "no turn was ended unproven"
+    );
+}
+
+#[test]
+fn a_stuck_agent_is_blocked_at_most_agent_stop_limit_times_then_its_turn_ends_on_record() {
+    let (repo, _remote) = repo_with_remote();
+    repo.git(&["config", "rails.agentStopLimit", "2"]);
+    let dir = repo.path().to_path_buf();
+    let stop = |active: bool| {
+        json!({"session_id": "stuck-1", "cwd": dir.display().to_string(),
+               "hook_event_name": "Stop", "stop_hook_active": active})
+    };
+    let mut codes = Vec::new();
+    codes.push(agent_hook(&repo, &dir, &stop(false)).0);
+    // Something moved (a tracked file changed): that Stop does not count toward the limit.
+    repo.write("README.md", "changed\n");
+    codes.push(agent_hook(&repo, &dir, &stop(true)).0);
+    codes.push(agent_hook(&repo, &dir, &stop(true)).0);
+    let (code, err) = agent_hook(&repo, &dir, &stop(true));
+    codes.push(code);
+    assert_eq!(codes, [2, 2, 2, 0], "{err}");
+    assert!(err.contains("nothing moved in 2 blocked stops in a row (rails.agentStopLimit = 2); the turn ends here"), "{err}");
+    assert!(
+        err.contains("recorded: agent ended its turn with S unproven (session stuck-1)"),
+        "{err}"
+    );
+    // The record shows in status and gate --json.
+    repo.rails(&["status", "S"])
+        .ok()
+        .stdout_has("Warning: agent ended its turn with S unproven (session stuck-1)");
+    let g = repo.rails(&["gate", "S", "--json"]);
+    g.code(2);
+    let turns = g.json()["agentTurnsEnded"].clone();
+    assert_eq!(turns.as_array().unwrap().len(), 1, "{turns}");
+    assert_eq!(
+        turns[0]["message"],
+        "agent ended its turn with S unproven (session stuck-1)"
+    );
+    // The next turn starts blocked again: the limit is per run of stops, not a way out.
+    assert_eq!(agent_hook(&repo, &dir, &stop(false)).0, 2);
+    // Without stop_hook_active every stop is blocked, however many.
+    for _ in 0..4 {
+        assert_eq!(agent_hook(&repo, &dir, &stop(false)).0, 2);
+    }
+}
