@@ -63,9 +63,11 @@ pub enum RailsCommand {
     /// without `+` (a fetch never overwrites a local record), merges each into the local one
     /// (evidence and pipeline chains replay the union of transitions; spar series unite rounds
     /// and JSONL lines; notes unite their parts; a frozen contract only fast-forwards), then
-    /// pushes with a lease on what was fetched, retrying when the remote moved. Exit 0 when
-    /// everything merged cleanly, 1 when something is reported (a contract conflict, a
-    /// transition that became illegal, a renamed round), other codes when it could not run.
+    /// pushes with a lease on what was fetched, retrying when the remote moved. What is
+    /// compared is what the remote holds now (a record deleted there is pushed back). Exit 0
+    /// when the merge settled everything (a renamed round, a union of notes, a transition left
+    /// out of the merged order are reported), 1 only when a person must decide (a frozen
+    /// contract that diverged), other codes when it could not run.
     Sync(SyncArgs),
     /// Trust this clone's .rails/config.toml: record its exact sha256 so `pipeline run` may
     /// run the actors and notifiers it names
@@ -1383,10 +1385,10 @@ pub fn cmd_sync(a: SyncArgs, prog: &str) -> Result<Outcome> {
             eprintln!("{prog}: note: {n}");
         }
     }
-    Ok(if report.clean() {
-        Outcome::Ok
-    } else {
+    Ok(if report.needs_decision() {
         Outcome::Fail
+    } else {
+        Outcome::Ok
     })
 }
 
