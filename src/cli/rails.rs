@@ -188,8 +188,13 @@ pub enum HookCommand {
     /// rails.receiveGate, rails.protect or rails.requireSprint) judge updates of protected
     /// refs as pre-push does
     PreReceive,
-    /// For an agent harness (Claude Code Stop hook): exit 2 with the gate's report while the
-    /// branch's sprint is unproven
+    /// For an agent harness (Claude Code Stop or PreToolUse hook): exit 2 with the gate's
+    /// report while the session's sprint is unproven
+    ///
+    /// Reads the event's session_id, cwd, stop_hook_active and hook_event_name. A session
+    /// blocked on a sprint stays on it whatever branch HEAD is on. After rails.agentStopLimit
+    /// (default 3) blocked stops in a row with stop_hook_active and nothing moved, the turn is
+    /// let end (exit 0) and recorded on refs/rails/agent-stops/<sprint>.
     AgentStop,
 }
 
