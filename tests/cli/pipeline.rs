@@ -333,14 +333,6 @@ fn gone(pid: &str) -> bool {
     }
 }
 
-/// Kills a process group a test left behind (best effort).
-fn kill_group(pid: &str) {
-    let _ = Command::new("sh")
-        .arg("-c")
-        .arg(format!("kill -9 -{} 2>/dev/null", pid.trim()))
-        .status();
-}
-
 // ---------------------------------------------------------------------------------------------
 // A webhook receiver on loopback.
 
