@@ -82,7 +82,7 @@ pub fn run_shell(
     drop(tx);
     // No grandchild outlives its command: whatever is left in the group goes too (`finish`),
     // which also closes the pipes the readers wait on.
-    finish(child, pgid, start, timeout, rx, None)
+    finish(child, pgid, start, timeout, rx, None, None)
 }
 
 /// Runs `argv` (no shell) in `cwd` in its own process group, writing `stdin` to it, with a
@@ -94,7 +94,20 @@ pub fn run_argv(
     stdin: &[u8],
     timeout: Duration,
 ) -> RunResult {
-    run_argv_with(argv, cwd, env, stdin, timeout, None)
+    run_argv_with(argv, cwd, env, stdin, timeout, None, None)
+}
+
+/// [`run_argv`] that also ends (kills the group, reported as timed out) as soon as `cancel`
+/// is set: a notifier delivery the run stopped waiting for leaves no process behind.
+pub fn run_argv_cancellable(
+    argv: &[String],
+    cwd: &Path,
+    env: &[(&str, &str)],
+    stdin: &[u8],
+    timeout: Duration,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> RunResult {
+    run_argv_with(argv, cwd, env, stdin, timeout, None, Some(cancel))
 }
 
 /// [`run_argv`] that also hands each line of stdout to `on_line` as it arrives (a reviewer's
@@ -107,7 +120,7 @@ pub fn run_argv_streaming(
     timeout: Duration,
     on_line: &mut dyn FnMut(&str),
 ) -> RunResult {
-    run_argv_with(argv, cwd, env, stdin, timeout, Some(on_line))
+    run_argv_with(argv, cwd, env, stdin, timeout, Some(on_line), None)
 }
 
 fn run_argv_with(
@@ -117,6 +130,7 @@ fn run_argv_with(
     stdin: &[u8],
     timeout: Duration,
     on_line: Option<&mut dyn FnMut(&str)>,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
 ) -> RunResult {
     let start = Instant::now();
     let Some((program, args)) = argv.split_first() else {
@@ -153,7 +167,7 @@ fn run_argv_with(
         spawn_reader(err, 2, TAIL_BYTES, tx.clone(), None);
     }
     drop(tx);
-    finish(child, pgid, start, timeout, rx, lines)
+    finish(child, pgid, start, timeout, rx, lines, cancel)
 }
 
 /// A stream's lines on their way to a caller's callback.
@@ -180,6 +194,7 @@ fn finish(
     timeout: Duration,
     rx: mpsc::Receiver<(u8, Vec<u8>)>,
     mut lines: Option<Lines<'_>>,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
 ) -> RunResult {
     let deadline = start + timeout;
     let mut timed_out = false;
@@ -189,7 +204,8 @@ fn finish(
             Ok(None) => {}
             Err(_) => break None,
         }
-        if Instant::now() >= deadline {
+        let cancelled = cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst));
+        if Instant::now() >= deadline || cancelled {
             timed_out = true;
             kill_group(pgid);
             break child.wait().ok();

@@ -66,10 +66,20 @@ pub enum RailsCommand {
     /// without `+` (a fetch never overwrites a local record), merges each into the local one
     /// (evidence and pipeline chains replay the union of transitions; spar series unite rounds
     /// and JSONL lines; notes unite their parts; a frozen contract only fast-forwards), then
-    /// pushes with a lease on what was fetched, retrying when the remote moved. Exit 0 when
-    /// everything merged cleanly, 1 when something is reported (a contract conflict, a
-    /// transition that became illegal, a renamed round), other codes when it could not run.
+    /// pushes with a lease on what was fetched, retrying when the remote moved. What is
+    /// compared is what the remote holds now (a record deleted there is pushed back). Exit 0
+    /// when the merge settled everything (a renamed round, a union of notes, a transition left
+    /// out of the merged order are reported), 1 only when a person must decide (a frozen
+    /// contract that diverged), other codes when it could not run.
     Sync(SyncArgs),
+    /// Trust this clone's .rails/config.toml: record its exact sha256 so `pipeline run` may
+    /// run the actors and notifiers it names
+    ///
+    /// A cloned repository runs nothing on your machine until you trust it. Read the file
+    /// first; this prints every command and URL it names. A changed file needs trusting
+    /// again. Actors in your own ~/.config/rails/config.toml (or $XDG_CONFIG_HOME/rails/)
+    /// need no trust.
+    Trust(TrustArgs),
     /// Find records pointing at commits git will not keep, stale locks, chains diverged from
     /// the remote, and hook scripts missing or not executable; each with its fix (exit 1 when
     /// any is found)
@@ -108,6 +118,13 @@ pub struct SyncArgs {
     #[arg(long, value_name = "SPRINT", conflicts_with = "setup")]
     pub keep_remote: Option<String>,
     /// Print the rails-sync/v1 document
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// Print the rails-trust/v1 document
     #[arg(long)]
     pub json: bool,
 }
@@ -190,23 +207,32 @@ pub struct HooksInstallArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum HookCommand {
-    /// Refuse a push whose tips do not pass their sprint's gate (reads git's stdin protocol)
+    /// Refuse a push to a protected ref (rails.protect; any branch when unset) unless every
+    /// sprint its new commits name passes its gate; with rails.requireSprint, naming none is
+    /// refused (reads git's stdin protocol)
     PrePush {
         /// The remote's name
         remote: String,
         /// The remote's URL
         url: Option<String>,
     },
-    /// Check Rails-Sprint: and Rails-Done: trailers of the message being committed
+    /// Add the bound sprint's Rails-Sprint: trailer, then check the Rails-Sprint: and
+    /// Rails-Done: trailers of the message being committed
     CommitMsg {
         /// The file holding the commit message
         file: PathBuf,
     },
-    /// On a shared bare repository: refuse deleting or rewriting records (and, with
-    /// rails.receiveGate, branch updates whose gate does not pass)
+    /// On a shared bare repository: refuse deleting or rewriting records, and (with
+    /// rails.receiveGate, rails.protect or rails.requireSprint) judge updates of protected
+    /// refs as pre-push does
     PreReceive,
-    /// For an agent harness (Claude Code Stop hook): exit 2 with the gate's report while the
-    /// branch's sprint is unproven
+    /// For an agent harness (Claude Code Stop or PreToolUse hook): exit 2 with the gate's
+    /// report while the session's sprint is unproven
+    ///
+    /// Reads the event's session_id, cwd, stop_hook_active and hook_event_name. A session
+    /// blocked on a sprint stays on it whatever branch HEAD is on. After rails.agentStopLimit
+    /// (default 3) blocked stops in a row with stop_hook_active and nothing moved, the turn is
+    /// let end (exit 0) and recorded on refs/rails/agent-stops/<sprint>.
     AgentStop,
 }
 
@@ -314,6 +340,10 @@ pub enum ContractCommand {
     List(ListArgs),
     /// Record the sprint of the current branch (branch.<name>.railsSprint), so commands that
     /// take <sprint> default to it
+    ///
+    /// While the branch is bound, the commit-msg hook adds a `Rails-Sprint: <sprint>` trailer
+    /// to each commit (unless the message has one), so a clone, CI and the server find the
+    /// sprint from the pushed commits alone; the binding itself stays in this clone.
     Bind(BindArgs),
 }
 
@@ -501,7 +531,35 @@ pub fn run(cli: RailsCli) -> Result<Outcome> {
             }
             Ok(Outcome::Ok)
         }
+        RailsCommand::Trust(a) => cmd_trust(a),
     }
+}
+
+fn cmd_trust(a: TrustArgs) -> Result<Outcome> {
+    let store = Store::discover()?;
+    let root = store.workdir()?.to_path_buf();
+    let t = crate::pipeline::config::trust(&store, &root)?;
+    if a.json {
+        super::print_json(&t)?;
+        return Ok(Outcome::Ok);
+    }
+    outln!(
+        "{} {} (sha256 {}) for this clone",
+        if t.already {
+            "already trusted:"
+        } else {
+            "trusted"
+        },
+        t.path,
+        &t.sha256[..12]
+    );
+    if t.runs.is_empty() {
+        outln!("it names no command to run");
+    }
+    for (what, cmd) in &t.runs {
+        outln!("  {what}: {cmd}");
+    }
+    Ok(Outcome::Ok)
 }
 
 fn cmd_pipeline(p: PipelineCommand) -> Result<Outcome> {
@@ -654,12 +712,25 @@ fn cmd_hook(h: HookCommand) -> Result<Outcome> {
         );
         return Ok(Outcome::Ok);
     }
+    let text = String::from_utf8_lossy(&stdin);
+    // An agent's hook event says which directory the session works in.
+    let event_dir = match &h {
+        HookCommand::AgentStop => hooks::run::event_cwd(&text),
+        _ => None,
+    };
+    if let Some(dir) = &event_dir {
+        std::env::set_current_dir(dir).map_err(|e| {
+            Error::refused(format!(
+                "{name}: the event's cwd {} cannot be entered: {e}",
+                dir.display()
+            ))
+        })?;
+    }
     let store = Store::discover().map_err(|e| {
         e.context(format!(
             "{name}: the hook cannot read the repository, so it refuses"
         ))
     })?;
-    let text = String::from_utf8_lossy(&stdin);
     let result = match h {
         HookCommand::PrePush { remote, .. } => hooks::run::pre_push(&store, &remote, &text)?,
         HookCommand::CommitMsg { file } => hooks::run::commit_msg(&store, &file)?,
@@ -1492,10 +1563,10 @@ pub fn cmd_sync(a: SyncArgs, prog: &str) -> Result<Outcome> {
             eprintln!("{prog}: note: {n}");
         }
     }
-    Ok(if report.clean() {
-        Outcome::Ok
-    } else {
+    Ok(if report.needs_decision() {
         Outcome::Fail
+    } else {
+        Outcome::Ok
     })
 }
 

@@ -61,8 +61,9 @@ pub enum SparCommand {
     Report(ReportArgs),
     /// Share records with a remote (the same as `git rails sync`): fetch into
     /// refs/rails-sync/<remote>/, merge (series unite rounds and JSONL lines; a round name two
-    /// clones took is kept twice, the later renamed), push with a lease; exit 1 when something
-    /// is reported
+    /// clones took is kept twice, the later renamed and reported), push with a lease; exit 0
+    /// when the merge settled everything, 1 only when a person must decide (a diverged frozen
+    /// contract)
     Sync(super::rails::SyncArgs),
     /// Print a shell completion script (bash, zsh or fish); `scripts/install.sh` installs them
     Completions(super::rails::CompletionsArgs),

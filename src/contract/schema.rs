@@ -567,21 +567,41 @@ pub fn parse_at(bytes: &[u8], root: Option<&Path>) -> Result<Contract, Vec<Probl
 }
 
 fn simple_id(s: &str) -> bool {
+    id_rule_broken(s).is_none()
+}
+
+/// The first rule `s` breaks as one git ref component and file name, or None when it keeps them
+/// all. The rules are git's (`git check-ref-format`) narrowed to a portable alphabet.
+pub fn id_rule_broken(s: &str) -> Option<&'static str> {
     let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric())
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-        && !s.ends_with(".lock")
-        && !s.contains("..")
+    if !matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric()) {
+        return Some("it must start with a letter or digit");
+    }
+    if !chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) {
+        return Some("it may contain only letters, digits, '.', '_' and '-'");
+    }
+    if s.ends_with('.') {
+        return Some("it must not end with '.' (git refuses such a ref name)");
+    }
+    if s.ends_with(".lock") {
+        return Some("it must not end with \".lock\" (git keeps its lock files under that name)");
+    }
+    if s.contains("..") {
+        return Some("it must not contain \"..\" (git refuses such a ref name)");
+    }
+    None
 }
 
 /// A sprint id must be usable as one git ref component and a file name.
 pub fn check_sprint_id(id: &str) -> Result<(), String> {
-    if simple_id(id) && id.len() <= 100 {
-        Ok(())
-    } else {
-        Err(format!(
-            "sprint id {id:?} must start with a letter or digit and contain only letters, digits, '.', '_' and '-'"
-        ))
+    if id.len() > 100 {
+        return Err(format!(
+            "sprint id {id:?} is too long: at most 100 characters"
+        ));
+    }
+    match id_rule_broken(id) {
+        None => Ok(()),
+        Some(rule) => Err(format!("sprint id {id:?} is not valid: {rule}")),
     }
 }
 

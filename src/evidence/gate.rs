@@ -56,6 +56,9 @@ pub struct Report {
     pub no_receipt: Vec<String>,
     pub stale: Vec<String>,
     pub missing: Vec<Step>,
+    /// Turns an agent ended with this sprint unproven (after `rails.agentStopLimit` blocked
+    /// stops with nothing moved): "agent ended its turn with <sprint> unproven (session <id>)".
+    pub agent_turns_ended: Vec<crate::hooks::agent::EndedTurn>,
 }
 
 fn short(id: &Option<String>) -> Option<String> {
@@ -201,6 +204,7 @@ pub fn evaluate_tree(
         no_receipt,
         stale: stale_ids,
         missing,
+        agent_turns_ended: crate::hooks::agent::ended_turns(store, sprint)?,
     })
 }
 
@@ -254,5 +258,13 @@ pub fn render_status(r: &Report) -> String {
         s.push_str(&format!(": {}", r.stale.join(", ")));
     }
     s.push('\n');
+    for t in &r.agent_turns_ended {
+        let at = t.head.as_deref().map(|h| &h[..h.len().min(7)]);
+        s.push_str(&format!(
+            "Warning: {}{}\n",
+            t.message,
+            at.map(|h| format!(", at commit {h}")).unwrap_or_default()
+        ));
+    }
     s
 }

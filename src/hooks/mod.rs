@@ -5,6 +5,7 @@
 //! git dir's `hooks`, so every linked worktree shares them. A foreign hook is renamed to
 //! `<hook>.local`; `git-rails hook <name>` runs it first with the same arguments and stdin.
 
+pub mod agent;
 pub mod run;
 
 use std::path::{Path, PathBuf};

@@ -169,28 +169,146 @@ fn gate_lines(report: &gate::Report, out: &mut HookResult) {
     }
 }
 
-/// `pre-push <remote> <url>`: every pushed tip must pass the gate of its sprint.
+/// Which pushes are judged: `rails.protect` (ref patterns, `*` within one component, `**`
+/// across; a name without `refs/` is a branch) and `rails.requireSprint`. Read alike by
+/// pre-push on the client and pre-receive on the server, so both decide from the same rule.
+pub struct Policy {
+    patterns: Vec<String>,
+    matcher: globset::GlobSet,
+    pub require_sprint: bool,
+}
+
+impl Policy {
+    pub fn read(store: &Store) -> Result<Policy> {
+        let mut patterns = Vec::new();
+        let mut b = globset::GlobSetBuilder::new();
+        for p in store.config_strings("rails.protect") {
+            for p in p.split_whitespace() {
+                let full = if p.starts_with("refs/") {
+                    p.to_string()
+                } else {
+                    format!("refs/heads/{p}")
+                };
+                let glob = globset::GlobBuilder::new(&full)
+                    .literal_separator(true)
+                    .build()
+                    .map_err(|e| {
+                        Error::refused(format!("rails.protect: {p:?} is not a ref pattern: {e}"))
+                            .hint("fix it with `git config rails.protect refs/heads/main`")
+                    })?;
+                b.add(glob);
+                patterns.push(full);
+            }
+        }
+        let matcher = b
+            .build()
+            .map_err(|e| Error::refused(format!("rails.protect: {e}")))?;
+        Ok(Policy {
+            patterns,
+            matcher,
+            require_sprint: config_true(store, "rails.requireSprint"),
+        })
+    }
+
+    /// Whether a push to `target` (the ref on the receiving side) is judged: a protected ref,
+    /// or any branch when no pattern is set.
+    pub fn protects(&self, target: &str) -> bool {
+        if self.patterns.is_empty() {
+            target.starts_with("refs/heads/")
+        } else {
+            self.matcher.is_match(target)
+        }
+    }
+
+    pub fn has_patterns(&self) -> bool {
+        !self.patterns.is_empty()
+    }
+}
+
+/// Judges one update of `target` to `tip`: every sprint the new commits name (those not
+/// reachable from `stop`) must be done at `tip`; with requireSprint, naming none is refused.
+/// `label` names the update for the user ("push of refs/heads/tmp" when it differs from
+/// `target`, else the whole phrase). Returns whether it blocked.
+fn judge_update(
+    store: &Store,
+    policy: &Policy,
+    label: &str,
+    target: &str,
+    tip: ObjectId,
+    stop: &HashSet<ObjectId>,
+    out: &mut HookResult,
+) -> Result<bool> {
+    let sprints = trailer_sprints(store, tip, stop)?;
+    let short = &tip.to_string()[..7];
+    let what = if label.contains(' ') || label == target {
+        label.to_string()
+    } else {
+        format!("push of {label} to {target}")
+    };
+    if sprints.is_empty() {
+        if policy.require_sprint {
+            out.say(format!(
+                "git-rails: {what} refused: its new commits name no sprint, and rails.requireSprint is true"
+            ));
+            out.say("  commit on a branch bound with `git rails contract bind <sprint>` (the commit-msg hook adds the `Rails-Sprint:` trailer), or add the trailer yourself");
+            return Ok(true);
+        }
+        out.say(format!(
+            "git-rails: {what}: its new commits name no sprint; nothing to gate (bind one with `git rails contract bind <sprint>`)"
+        ));
+        return Ok(false);
+    }
+    let mut blocked = false;
+    for sprint in &sprints {
+        contract::check_sprint(sprint)
+            .map_err(|e| e.context(format!("a Rails-Sprint trailer in {label}")))?;
+        let report = gate::evaluate(store, sprint, Some(tip)).map_err(|e| {
+            e.context(format!(
+                "the verification gate could not run for {sprint} on {label}; completion remains blocked (skip on purpose with RAILS_SKIP=1)"
+            ))
+        })?;
+        if report.done {
+            out.say(format!(
+                "git-rails: {} {} is done at {short} ({target})",
+                sprint, report.version
+            ));
+        } else {
+            blocked = true;
+            out.say(format!(
+                "git-rails: {what} refused: {} {} is not done at {short} ({} step{} missing)",
+                sprint,
+                report.version,
+                report.missing.len(),
+                if report.missing.len() == 1 { "" } else { "s" }
+            ));
+            gate_lines(&report, out);
+        }
+    }
+    Ok(blocked)
+}
+
+/// The commits a push of `target` already has on the receiving side: the ref's old value,
+/// or, when the push creates the ref, the tips of every branch `existing` holds.
+fn stop_set(old: &str, existing: impl FnOnce() -> HashSet<ObjectId>) -> HashSet<ObjectId> {
+    if is_zero(old) {
+        existing()
+    } else {
+        ObjectId::from_hex(old.as_bytes())
+            .ok()
+            .into_iter()
+            .collect()
+    }
+}
+
+/// `pre-push <remote> <url>`: every push to a protected ref (any branch when `rails.protect`
+/// is unset) must pass the gate of each sprint its new commits name, whatever the local
+/// branch is called; the local binding plays no part, so the server decides alike.
 pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> {
     let mut out = HookResult::default();
     let lines = parse_push_lines(stdin)?;
-    let require_sprint = config_true(store, "rails.requireSprint");
+    let policy = Policy::read(store)?;
     let require_spar = config_true(store, "spar.requireGate");
     let mut blocked = false;
-    // The remote's tracking refs bound the walk for trailers; read only when a branch has no
-    // sprint bound (the common case reads nothing but its own records).
-    let remote_tips: std::cell::OnceCell<HashSet<ObjectId>> = std::cell::OnceCell::new();
-    let tips = || -> HashSet<ObjectId> {
-        remote_tips
-            .get_or_init(|| {
-                store
-                    .refs_under(&format!("refs/remotes/{remote}/"))
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|(_, id)| id)
-                    .collect()
-            })
-            .clone()
-    };
     for l in &lines {
         if is_zero(&l.local_oid) || is_record_ref(&l.remote_ref) {
             continue;
@@ -200,68 +318,32 @@ pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> 
         if require_spar && !spar_gate(store, l, &mut out)? {
             blocked = true;
         }
-        let mut sprints = BTreeSet::new();
-        if let Some(branch) = l.local_ref.strip_prefix("refs/heads/") {
-            if let Some(s) = store.config_string(&format!("branch.{branch}.railsSprint")) {
-                if !s.trim().is_empty() {
-                    sprints.insert(s.trim().to_string());
-                }
-            }
-        }
-        if sprints.is_empty() {
-            let mut stop = tips();
-            if !is_zero(&l.remote_oid) {
-                if let Ok(r) = ObjectId::from_hex(l.remote_oid.as_bytes()) {
-                    stop.insert(r);
-                }
-            }
-            sprints = trailer_sprints(store, tip, &stop)?;
-        }
-        if sprints.is_empty() {
-            if require_sprint {
-                blocked = true;
+        if !policy.protects(&l.remote_ref) {
+            if policy.has_patterns() {
                 out.say(format!(
-                    "git-rails: {} names no sprint, and rails.requireSprint is true: push refused",
-                    l.local_ref
-                ));
-                out.say("  bind one with `git rails contract bind <sprint>`, or add a `Rails-Sprint: <sprint>` trailer");
-            } else {
-                out.say(format!(
-                    "git-rails: {} names no sprint; nothing to gate (bind one with `git rails contract bind <sprint>`)",
-                    l.local_ref
+                    "git-rails: {} is not protected (rails.protect); not gated",
+                    l.remote_ref
                 ));
             }
             continue;
         }
-        for sprint in &sprints {
-            contract::check_sprint(sprint).map_err(|e| e.context("pre-push"))?;
-            let report = gate::evaluate(store, sprint, Some(tip)).map_err(|e| {
-                e.context(format!(
-                    "the verification gate could not run for {sprint} on {}; completion remains blocked (skip on purpose with RAILS_SKIP=1)",
-                    l.local_ref
-                ))
-            })?;
-            if report.done {
-                out.say(format!(
-                    "git-rails: {} {} is done at {} ({})",
-                    sprint,
-                    report.version,
-                    &l.local_oid[..7],
-                    l.remote_ref
-                ));
-            } else {
-                blocked = true;
-                out.say(format!(
-                    "git-rails: push of {} refused: {} {} is not done at {} ({} step{} missing)",
-                    l.local_ref,
-                    sprint,
-                    report.version,
-                    &l.local_oid[..7],
-                    report.missing.len(),
-                    if report.missing.len() == 1 { "" } else { "s" }
-                ));
-                gate_lines(&report, &mut out);
-            }
+        // What the remote already has: the old value of the ref, else (a new ref) what the
+        // remote-tracking branches say it holds, as the server's own branches bound its walk.
+        let stop = stop_set(&l.remote_oid, || {
+            store
+                .refs_under(&format!("refs/remotes/{remote}/"))
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(_, id)| id)
+                .collect()
+        });
+        let label = if l.local_ref == l.remote_ref {
+            format!("push of {}", l.local_ref)
+        } else {
+            l.local_ref.clone()
+        };
+        if judge_update(store, &policy, &label, &l.remote_ref, tip, &stop, &mut out)? {
+            blocked = true;
         }
     }
     if blocked {
@@ -337,17 +419,58 @@ fn trailers(message: &str, key: &str) -> Vec<String> {
         .collect()
 }
 
-/// `commit-msg <file>`: `Rails-Sprint:` must name a frozen contract; `Rails-Done:` needs the
+/// Whether a commit message says anything outside comment lines.
+fn has_text(message: &str) -> bool {
+    message
+        .lines()
+        .take_while(|l| !l.starts_with("# ------------------------ >8"))
+        .any(|l| !l.starts_with('#') && !l.trim().is_empty())
+}
+
+/// The sprint bound to the checked-out branch (`git rails contract bind`), if any.
+fn bound_sprint(store: &Store) -> Result<Option<String>> {
+    let Some(branch) = store.current_branch()? else {
+        return Ok(None);
+    };
+    Ok(store
+        .config_string(&format!("branch.{branch}.railsSprint"))
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty()))
+}
+
+/// `commit-msg <file>`: while the branch is bound, adds `Rails-Sprint: <sprint>` (as
+/// `git interpret-trailers` would, never a second one); a `Rails-Sprint:` the author wrote
+/// must name a frozen contract; `Rails-Done:` needs the
 /// sprint's gate to pass for the tree being committed (the index's tree).
 pub fn commit_msg(store: &Store, message_file: &Path) -> Result<HookResult> {
     let mut out = HookResult::default();
-    let message = std::fs::read_to_string(message_file).map_err(|e| {
-        Error::refused(format!(
-            "commit-msg: cannot read the message file {}: {e}",
-            message_file.display()
-        ))
-    })?;
-    for sprint in trailers(&message, "Rails-Sprint") {
+    let read = || {
+        std::fs::read_to_string(message_file).map_err(|e| {
+            Error::refused(format!(
+                "commit-msg: cannot read the message file {}: {e}",
+                message_file.display()
+            ))
+        })
+    };
+    let mut message = read()?;
+    let written = trailers(&message, "Rails-Sprint");
+    // The bound sprint travels in the commit (as Gerrit's hook adds Change-Id), so a clone,
+    // CI and the server find it from the pushed commits alone. A message that is only
+    // comments is left alone: git aborts such a commit, and a trailer would keep it alive.
+    if written.is_empty() && has_text(&message) {
+        if let Some(sprint) = bound_sprint(store)? {
+            contract::check_sprint(&sprint)
+                .map_err(|e| e.context("commit-msg: the sprint bound to the branch"))?;
+            store.add_trailer(message_file, "Rails-Sprint", &sprint)?;
+            message = read()?;
+            if contract::newest(store, &sprint)?.is_none() {
+                out.say(format!(
+                    "git-rails: note: the branch is bound to {sprint}, which has no frozen contract yet; a push of this commit is refused until `git rails contract freeze {sprint}`"
+                ));
+            }
+        }
+    }
+    for sprint in written {
         contract::check_sprint(&sprint).map_err(|e| e.context("commit-msg: Rails-Sprint"))?;
         if contract::newest(store, &sprint)?.is_none() {
             out.code = 65;
@@ -386,7 +509,8 @@ pub fn commit_msg(store: &Store, message_file: &Path) -> Result<HookResult> {
 }
 
 /// `pre-receive` on a shared bare repository: records are never deleted or rewritten there,
-/// and with `rails.receiveGate` a branch update must pass its sprint's gate.
+/// and with `rails.receiveGate`, `rails.protect` or `rails.requireSprint` an update of a
+/// protected ref is judged as [`pre_push`] judges it, from the pushed commits and records.
 pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
     let mut out = HookResult::default();
     let receive_gate = config_true(store, "rails.receiveGate");
@@ -424,7 +548,9 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
             out.say("  fetch the records (`git rails sync`) and add yours on top of them");
         }
     }
-    if receive_gate && out.code == 0 {
+    let policy = Policy::read(store)?;
+    let gated = receive_gate || policy.has_patterns() || policy.require_sprint;
+    if gated && out.code == 0 {
         let overrides: Vec<(String, ObjectId)> = updates
             .iter()
             .filter(|(_, new, name)| !is_zero(new) && name.starts_with("refs/rails/"))
@@ -436,90 +562,202 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
             .collect();
         let view = store.with_ref_overrides(overrides)?;
         for (old, new, name) in &updates {
-            if is_zero(new) || !name.starts_with("refs/heads/") {
+            if is_zero(new) || is_record_ref(name) || !policy.protects(name) {
                 continue;
             }
             let tip = ObjectId::from_hex(new.as_bytes())
                 .map_err(|e| Error::refused(format!("pre-receive: bad oid {new}: {e}")))?;
-            let mut stop = HashSet::new();
-            if !is_zero(old) {
-                if let Ok(o) = ObjectId::from_hex(old.as_bytes()) {
-                    stop.insert(o);
-                }
-            }
-            let branch = &name["refs/heads/".len()..];
-            let mut sprints = trailer_sprints(&view, tip, &stop)?;
-            if let Some(s) = view.config_string(&format!("branch.{branch}.railsSprint")) {
-                sprints.insert(s.trim().to_string());
-            }
-            for sprint in sprints {
-                contract::check_sprint(&sprint).map_err(|e| e.context("pre-receive"))?;
-                let report = gate::evaluate(&view, &sprint, Some(tip)).map_err(|e| {
-                    e.context(format!(
-                        "the verification gate could not run for {sprint} on {name}; the update is refused"
-                    ))
-                })?;
-                if !report.done {
-                    out.code = 1;
-                    out.say(format!(
-                        "git-rails: update of {name} refused: {sprint} {} is not done at {} (rails.receiveGate)",
-                        report.version,
-                        &new[..7]
-                    ));
-                    gate_lines(&report, &mut out);
-                    out.say("  push the evidence refs with the branch (`git rails sync`), or prove the missing steps");
-                }
+            let stop = stop_set(old, || {
+                view.refs_under("refs/heads/")
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(_, id)| id)
+                    .collect()
+            });
+            let mut lines = HookResult::default();
+            if judge_update(
+                &view,
+                &policy,
+                &format!("update of {name}"),
+                name,
+                tip,
+                &stop,
+                &mut lines,
+            )? {
+                out.code = 1;
+                out.lines.extend(lines.lines);
+                out.say("  push the evidence refs with the branch (`git rails sync`), or prove the missing steps");
             }
         }
     }
     Ok(out)
 }
 
-/// `agent-stop`: a Claude Code Stop/PreToolUse hook. Exit 2 with the gate's report on stderr
-/// while the branch's sprint is unproven, 0 when it is done or no sprint is bound.
-pub fn agent_stop(store: &Store, event: &str) -> Result<HookResult> {
-    let mut out = HookResult::default();
-    if !event.trim().is_empty() {
-        serde_json::from_str::<serde_json::Value>(event).map_err(|e| {
-            Error::refused(format!("agent-stop: stdin is not a hook event (JSON): {e}"))
-        })?;
+/// The fields of a Claude Code hook event that agent-stop reads.
+#[derive(Debug, Default, serde::Deserialize)]
+struct AgentEvent {
+    #[serde(default)]
+    session_id: Option<String>,
+    #[serde(default)]
+    stop_hook_active: bool,
+    #[serde(default)]
+    hook_event_name: Option<String>,
+}
+
+/// The working directory a hook event names (`cwd`), when it has one.
+pub fn event_cwd(event: &str) -> Option<std::path::PathBuf> {
+    serde_json::from_str::<serde_json::Value>(event)
+        .ok()?
+        .get("cwd")?
+        .as_str()
+        .filter(|c| !c.is_empty())
+        .map(std::path::PathBuf::from)
+}
+
+const DEFAULT_AGENT_STOP_LIMIT: u32 = 3;
+
+/// `rails.agentStopLimit`: how many Stops in a row with nothing moved are blocked.
+fn agent_stop_limit(store: &Store, out: &mut HookResult) -> u32 {
+    match store.config_string("rails.agentStopLimit") {
+        None => DEFAULT_AGENT_STOP_LIMIT,
+        Some(v) => match v.trim().parse::<u32>() {
+            Ok(n) if n >= 1 => n,
+            _ => {
+                out.say(format!(
+                    "git-rails: rails.agentStopLimit = {v:?} is not a whole number of at least 1; using {DEFAULT_AGENT_STOP_LIMIT}"
+                ));
+                DEFAULT_AGENT_STOP_LIMIT
+            }
+        },
     }
-    let Some(branch) = store.current_branch()? else {
-        out.say("git-rails: HEAD is detached; no sprint is bound, nothing to gate");
-        return Ok(out);
+}
+
+/// The sprint HEAD's own commit names in a `Rails-Sprint:` trailer.
+fn head_trailer_sprint(store: &Store) -> Result<Option<String>> {
+    let Some(head) = store.head_commit()? else {
+        return Ok(None);
     };
-    let Some(sprint) = store
-        .config_string(&format!("branch.{branch}.railsSprint"))
-        .filter(|s| !s.trim().is_empty())
-    else {
-        out.say(format!(
-            "git-rails: branch {branch} has no sprint bound; nothing to gate"
-        ));
-        return Ok(out);
-    };
-    let sprint = sprint.trim().to_string();
-    let head = store.head_commit()?;
-    let report = match gate::evaluate(store, &sprint, head) {
-        Ok(r) => r,
-        Err(e) => {
-            out.code = 2;
-            out.say(format!(
-                "The verification gate could not run; completion remains blocked: {}",
-                e.message
-            ));
-            return Ok(out);
-        }
-    };
-    if report.done {
-        out.say(format!("git-rails: {sprint} {} is done", report.version));
+    Ok(trailers(&store.commit_info(head)?.message, "Rails-Sprint")
+        .into_iter()
+        .last())
+}
+
+/// `agent-stop`: a Claude Code Stop or PreToolUse hook. Exit 2 with the gate's report while
+/// the session's sprint is unproven, 0 when it is done or no sprint is named.
+///
+/// The sprint is the one this session was last blocked on (kept under the common git dir,
+/// whatever branch HEAD is on now), else the branch's binding, else HEAD's `Rails-Sprint:`.
+/// A Stop with `stop_hook_active` after a block where nothing moved (same evidence tip, same
+/// tracked tree) counts; after `rails.agentStopLimit` of them in a row the turn is let end
+/// (exit 0), said on stderr and recorded. A PreToolUse event blocks the tool call (exit 2).
+pub fn agent_stop(store: &Store, event: &str) -> Result<HookResult> {
+    use super::agent;
+    let mut out = HookResult::default();
+    let ev: AgentEvent = if event.trim().is_empty() {
+        AgentEvent::default()
     } else {
+        serde_json::from_str(event).map_err(|e| {
+            Error::refused(format!("agent-stop: stdin is not a hook event (JSON): {e}"))
+        })?
+    };
+    let session = ev.session_id.as_deref().filter(|s| !s.is_empty());
+    let pre_tool = ev.hook_event_name.as_deref() == Some("PreToolUse");
+    let head = store.head_commit()?;
+    let mut kept = match session {
+        Some(id) => agent::load(store, id)?,
+        None => None,
+    };
+    let mut sprint = kept.as_ref().map(|k| k.sprint.clone());
+    // A kept sprint that is done now releases the session; the branch's sprint is next.
+    if let (Some(id), Some(s)) = (session, sprint.as_deref()) {
+        if gate::evaluate(store, s, head).is_ok_and(|r| r.done) {
+            agent::forget(store, id)?;
+            out.say(format!("git-rails: {s} is done; session {id} is released"));
+            kept = None;
+            sprint = None;
+        }
+    }
+    if sprint.is_none() {
+        sprint = match bound_sprint(store)? {
+            Some(s) => Some(s),
+            None => head_trailer_sprint(store)?,
+        };
+    }
+    let Some(sprint) = sprint else {
+        out.say("git-rails: no sprint is bound to the branch or named by HEAD; nothing to gate");
+        return Ok(out);
+    };
+    let report =
+        match contract::check_sprint(&sprint).and_then(|_| gate::evaluate(store, &sprint, head)) {
+            Ok(r) => r,
+            Err(e) => {
+                out.code = 2;
+                out.say(format!(
+                    "The verification gate could not run; completion remains blocked: {}",
+                    e.message
+                ));
+                return Ok(out);
+            }
+        };
+    if report.done {
+        if let Some(id) = session {
+            agent::forget(store, id)?;
+        }
+        out.say(format!("git-rails: {sprint} {} is done", report.version));
+        return Ok(out);
+    }
+    let unproven = |out: &mut HookResult| {
         out.code = 2;
         out.say(format!(
-            "The contract {sprint} {} still has unproven criteria. Prove each before you stop:",
-            report.version
+            "The contract {sprint} {} still has unproven criteria. Prove each before you {}:",
+            report.version,
+            if pre_tool { "use this tool" } else { "stop" }
         ));
-        gate_lines(&report, &mut out);
+        gate_lines(&report, out);
+    };
+    let Some(id) = session else {
+        unproven(&mut out);
+        return Ok(out);
+    };
+    let evidence_tip = store
+        .ref_target(&format!("{}{sprint}", crate::store::refs::EVIDENCE))?
+        .map(|t| t.to_string());
+    let tree = store.tracked_tree().ok().map(|t| t.to_string());
+    let still = kept
+        .as_ref()
+        .is_some_and(|k| k.sprint == sprint && k.evidence_tip == evidence_tip && k.tree == tree);
+    let mut state = agent::Session {
+        sprint: sprint.clone(),
+        blocks: 1,
+        evidence_tip,
+        tree,
+    };
+    if pre_tool {
+        // A tool call is blocked while unproven; it does not count toward the Stop limit.
+        state.blocks = kept.as_ref().map(|k| k.blocks).unwrap_or(0);
+        agent::save(store, id, &state)?;
+        unproven(&mut out);
+        return Ok(out);
     }
+    if ev.stop_hook_active && still {
+        let limit = agent_stop_limit(store, &mut out);
+        let blocks = kept.as_ref().map(|k| k.blocks).unwrap_or(0);
+        if blocks >= limit {
+            let message = agent::record_ended_turn(store, &sprint, id, head)?;
+            state.blocks = 0;
+            agent::save(store, id, &state)?;
+            out.say(format!(
+                "git-rails: {sprint} {} is still unproven, but nothing moved in {blocks} blocked stops in a row (rails.agentStopLimit = {limit}); the turn ends here",
+                report.version
+            ));
+            out.say(format!("git-rails: recorded: {message}"));
+            out.say(format!("  see `git rails status {sprint}`"));
+            return Ok(out);
+        }
+        state.blocks = blocks + 1;
+    }
+    agent::save(store, id, &state)?;
+    unproven(&mut out);
     Ok(out)
 }
 

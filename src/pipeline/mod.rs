@@ -136,6 +136,14 @@ pub struct State {
     pub updated_at: String,
 }
 
+impl State {
+    /// The review round the reviewer is on, counted as the seed counts them: the first
+    /// review is round 1, each REQUEST_CHANGES starts the next.
+    pub fn reviewer_round(&self) -> u32 {
+        self.review_round + 1
+    }
+}
+
 /// What the run loop reports as it goes (progress for a person or a log).
 pub trait Progress {
     fn line(&mut self, text: &str);
@@ -321,7 +329,12 @@ fn message_for(sprint: &str, e: &Event, state: &State, branch: Option<&str>) -> 
             true,
         ),
         ("HANDOFF", PState::Implementing) if e.verdict.as_deref() == Some("REQUEST_CHANGES") => (
-            format!("🔁 darang requested changes on {sprint} (round {})", state.review_round),
+            // The seed counts rounds from 1 (the first review): after the first change request
+            // the reviewer is on round 2.
+            format!(
+                "🔁 darang requested changes on {sprint} (round {})",
+                state.reviewer_round()
+            ),
             false,
         ),
         (_, PState::Planning) => (format!("🦊 harang started planning {sprint}"), false),
@@ -352,15 +365,15 @@ fn message_for(sprint: &str, e: &Event, state: &State, branch: Option<&str>) -> 
 
 fn announce(
     store: &Store,
-    cfg: &PipelineConfig,
+    bridge: &notify::Bridge,
     sprint: &str,
     state: &State,
     e: &Event,
     commit: ObjectId,
     progress: &mut dyn Progress,
 ) {
-    if cfg.notify.is_empty() {
-        return;
+    for f in bridge.take_failures() {
+        progress.line(&f);
     }
     let branch = store.current_branch().ok().flatten();
     let (message, mention) = message_for(sprint, e, state, branch.as_deref());
@@ -374,13 +387,18 @@ fn announce(
         actor: e.actor.map(|a| a.as_str().to_string()),
         verdict: e.verdict.clone(),
         reason: e.reason.clone(),
-        review_round: state.review_round,
+        review_round: state.reviewer_round(),
         attempts: state.attempts,
         message,
         mention,
         commit: commit.to_string(),
     };
-    for f in notify::send_all(&cfg.notify, &ev) {
+    bridge.send(&ev);
+}
+
+/// Ends a run's notifications: waits briefly for deliveries in flight and logs what failed.
+fn finish_notices(bridge: notify::Bridge, progress: &mut dyn Progress) {
+    for f in bridge.finish(notify::GRACE) {
         progress.line(&f);
     }
 }
@@ -389,7 +407,7 @@ fn announce(
 pub fn run(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Result<State> {
     contract::check_sprint(sprint)?;
     let root = store.workdir()?.to_path_buf();
-    let cfg = config::load(&root)?;
+    let cfg = config::load_for(store, &root)?;
     let _lock = take_lock(store, sprint)?;
     if let Some((s, _)) = load(store, sprint)? {
         return Err(Error::refused(format!(
@@ -420,8 +438,11 @@ pub fn run(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Result<S
         "pipeline {sprint}: started in planning ({})",
         &c.to_string()[..7]
     ));
-    announce(store, &cfg, sprint, &state, &e, c, progress);
-    drive(store, &root, &cfg, sprint, progress)
+    let bridge = notify::Bridge::start(&cfg.notify);
+    announce(store, &bridge, sprint, &state, &e, c, progress);
+    let end = drive(store, &root, &cfg, &bridge, sprint, progress);
+    finish_notices(bridge, progress);
+    end
 }
 
 /// Continues a pipeline from its last committed state (an escalated one goes back to the state
@@ -429,8 +450,22 @@ pub fn run(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Result<S
 pub fn resume(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Result<State> {
     contract::check_sprint(sprint)?;
     let root = store.workdir()?.to_path_buf();
-    let cfg = config::load(&root)?;
+    let cfg = config::load_for(store, &root)?;
     let _lock = take_lock(store, sprint)?;
+    let bridge = notify::Bridge::start(&cfg.notify);
+    let end = resume_locked(store, &root, &cfg, &bridge, sprint, progress);
+    finish_notices(bridge, progress);
+    end
+}
+
+fn resume_locked(
+    store: &Store,
+    root: &Path,
+    cfg: &PipelineConfig,
+    bridge: &notify::Bridge,
+    sprint: &str,
+    progress: &mut dyn Progress,
+) -> Result<State> {
     let Some((mut state, tip)) = load(store, sprint)? else {
         return Err(Error::refused(format!("no pipeline for {sprint}"))
             .hint(format!("start one with `git rails pipeline run {sprint}`")));
@@ -452,7 +487,7 @@ pub fn resume(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Resul
             .reason("resumed by the user after escalation");
         let (c, e) = commit(store, sprint, Some(tip), &mut state, ev)?;
         progress.line(&format!("pipeline {sprint}: resumed in {}", back.as_str()));
-        announce(store, &cfg, sprint, &state, &e, c, progress);
+        announce(store, bridge, sprint, &state, &e, c, progress);
     } else {
         progress.line(&format!(
             "pipeline {sprint}: resuming in {} (attempts so far: {})",
@@ -460,7 +495,7 @@ pub fn resume(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Resul
             state.attempts
         ));
     }
-    drive(store, &root, &cfg, sprint, progress)
+    drive(store, root, cfg, bridge, sprint, progress)
 }
 
 /// Ends a pipeline with a reason.
@@ -488,8 +523,10 @@ pub fn abort(
     ev.attempt = state.attempts;
     let (c, e) = commit(store, sprint, Some(tip), &mut state, ev)?;
     let root = store.workdir()?.to_path_buf();
-    if let Ok(cfg) = config::load(&root) {
-        announce(store, &cfg, sprint, &state, &e, c, progress);
+    if let Ok(cfg) = config::load_for(store, &root) {
+        let bridge = notify::Bridge::start(&cfg.notify);
+        announce(store, &bridge, sprint, &state, &e, c, progress);
+        finish_notices(bridge, progress);
     }
     Ok(state)
 }
@@ -574,6 +611,7 @@ fn drive(
     store: &Store,
     root: &Path,
     cfg: &PipelineConfig,
+    bridge: &notify::Bridge,
     sprint: &str,
     progress: &mut dyn Progress,
 ) -> Result<State> {
@@ -590,7 +628,7 @@ fn drive(
         if state.attempts >= cfg.retry.max_attempts {
             // A run killed between its last failed attempt and the escalation: escalate now
             // instead of spawning past maxAttempts.
-            return escalate(store, cfg, sprint, state, tip, actor, progress);
+            return escalate(store, bridge, sprint, state, tip, actor, progress);
         }
         let attempt = state.attempts + 1;
         let contract_id = contract::newest(store, sprint)?
@@ -662,7 +700,7 @@ fn drive(
                     e.verdict.clone().unwrap_or_default(),
                     next.as_str()
                 ));
-                announce(store, cfg, sprint, &state, &e, c, progress);
+                announce(store, bridge, sprint, &state, &e, c, progress);
             }
             Err((kind, why, fatal)) => {
                 state.attempts += 1;
@@ -677,12 +715,12 @@ fn drive(
                     state.state = PState::Aborted;
                 }
                 let (c, e) = commit(store, sprint, Some(tip), &mut state, ev)?;
-                announce(store, cfg, sprint, &state, &e, c, progress);
+                announce(store, bridge, sprint, &state, &e, c, progress);
                 if state.state.is_final() {
                     return Ok(state);
                 }
                 if state.attempts >= cfg.retry.max_attempts {
-                    return escalate(store, cfg, sprint, state, c, actor, progress);
+                    return escalate(store, bridge, sprint, state, c, actor, progress);
                 }
                 let backoff = cfg
                     .retry
@@ -700,7 +738,7 @@ fn drive(
 /// Commits the escalation after `maxAttempts` failures: its own event, notified with a mention.
 fn escalate(
     store: &Store,
-    cfg: &PipelineConfig,
+    bridge: &notify::Bridge,
     sprint: &str,
     mut state: State,
     tip: ObjectId,
@@ -715,7 +753,7 @@ fn escalate(
     esc.actor = Some(actor);
     esc.attempt = state.attempts;
     let (c, e) = commit(store, sprint, Some(tip), &mut state, esc)?;
-    announce(store, cfg, sprint, &state, &e, c, progress);
+    announce(store, bridge, sprint, &state, &e, c, progress);
     progress.line(&format!(
         "pipeline {sprint}: escalated after {} failed attempts in {}; resume with `git rails pipeline resume {sprint}` or end it with `git rails pipeline abort {sprint} --reason …`",
         state.attempts,
@@ -866,7 +904,8 @@ pub fn status_json(state: &State, events: &[Event]) -> Value {
         "sprint": state.sprint,
         "state": state.state,
         "attempts": state.attempts,
-        "reviewRound": state.review_round,
+        "reviewRound": state.reviewer_round(),
+        "changesRequested": state.review_round,
         "escalatedFrom": state.escalated_from,
         "startedAt": state.started_at,
         "updatedAt": state.updated_at,
@@ -882,7 +921,7 @@ pub fn render_status(state: &State, events: &[Event], out: &mut dyn Write) -> st
         state.sprint,
         state.state.as_str(),
         state.attempts,
-        state.review_round
+        state.reviewer_round()
     )?;
     for e in events {
         writeln!(

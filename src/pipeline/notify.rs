@@ -1,8 +1,14 @@
 //! The bridge: each committed transition is sent to every notifier, after the commit and never
 //! instead of it. A notifier that fails or hangs is logged and skipped; it never blocks or
 //! changes the pipeline.
+//!
+//! Deliveries run beside the pipeline ([`Bridge`]): one worker per notifier sends its events
+//! in order, so a transition never waits for a notifier, and the run waits at most
+//! [`GRACE`] at its end for deliveries still in flight, then leaves them (logged, never fatal).
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -24,6 +30,7 @@ pub struct Event {
     pub verdict: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The review round the reviewer is on (the first review is round 1).
     pub review_round: u32,
     pub attempts: u32,
     /// The seed's message for this transition.
@@ -33,23 +40,132 @@ pub struct Event {
     pub commit: String,
 }
 
-/// Sends `event` to every notifier; returns one line per notifier that failed.
-pub fn send_all(notifiers: &[NotifyConfig], event: &Event) -> Vec<String> {
-    let mut failures = Vec::new();
-    for (i, n) in notifiers.iter().enumerate() {
-        let result = match n.kind {
-            NotifyKind::Command => send_command(n, event),
-            NotifyKind::Webhook => send_webhook(n, event),
+/// How long the end of a run waits for deliveries still in flight.
+pub const GRACE: Duration = Duration::from_secs(3);
+
+/// Sends one event to one notifier; the line to log when it failed.
+fn send_one(i: usize, n: &NotifyConfig, event: &Event, cancel: &AtomicBool) -> Option<String> {
+    let result = match n.kind {
+        NotifyKind::Command => send_command(n, event, cancel),
+        NotifyKind::Webhook => send_webhook(n, event),
+    };
+    result.err().map(|e| {
+        let kind = match n.kind {
+            NotifyKind::Command => "command",
+            NotifyKind::Webhook => "webhook",
         };
-        if let Err(e) = result {
-            let kind = match n.kind {
-                NotifyKind::Command => "command",
-                NotifyKind::Webhook => "webhook",
-            };
-            failures.push(format!("notifier {i} ({kind}) failed and was skipped: {e}"));
+        format!("notifier {i} ({kind}) failed and was skipped: {e}")
+    })
+}
+
+/// The notifiers of one run, delivering beside it.
+pub struct Bridge {
+    senders: Vec<mpsc::Sender<Event>>,
+    failures: Arc<Mutex<Vec<String>>>,
+    /// Deliveries queued or in flight.
+    pending: Arc<AtomicUsize>,
+    /// Set when the run has ended and stopped waiting: queued deliveries are dropped.
+    abandon: Arc<AtomicBool>,
+}
+
+impl Bridge {
+    /// One worker thread per notifier.
+    pub fn start(notifiers: &[NotifyConfig]) -> Bridge {
+        let failures = Arc::new(Mutex::new(Vec::new()));
+        let pending = Arc::new(AtomicUsize::new(0));
+        let abandon = Arc::new(AtomicBool::new(false));
+        let mut senders = Vec::new();
+        for (i, n) in notifiers.iter().enumerate() {
+            let (tx, rx) = mpsc::channel::<Event>();
+            let n = n.clone();
+            let (fails, pending, abandon) = (failures.clone(), pending.clone(), abandon.clone());
+            let spawned = std::thread::Builder::new()
+                .name(format!("notifier-{i}"))
+                .spawn(move || {
+                    for ev in rx {
+                        if !abandon.load(Ordering::SeqCst) {
+                            if let Some(line) = send_one(i, &n, &ev, &abandon) {
+                                if let Ok(mut f) = fails.lock() {
+                                    f.push(line);
+                                }
+                            }
+                        }
+                        pending.fetch_sub(1, Ordering::SeqCst);
+                    }
+                });
+            match spawned {
+                Ok(_) => senders.push(tx),
+                Err(e) => {
+                    if let Ok(mut f) = failures.lock() {
+                        f.push(format!(
+                            "notifier {i} cannot start a thread and is skipped: {e}"
+                        ));
+                    }
+                }
+            }
+        }
+        Bridge {
+            senders,
+            failures,
+            pending,
+            abandon,
         }
     }
-    failures
+
+    /// Queues `event` for every notifier; returns at once.
+    pub fn send(&self, event: &Event) {
+        for tx in &self.senders {
+            self.pending.fetch_add(1, Ordering::SeqCst);
+            if tx.send(event.clone()).is_err() {
+                self.pending.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// The failures logged since the last call.
+    pub fn take_failures(&self) -> Vec<String> {
+        self.failures
+            .lock()
+            .map(|mut f| std::mem::take(&mut *f))
+            .unwrap_or_default()
+    }
+
+    /// Ends the run's deliveries: waits at most `grace` for those in flight, then leaves
+    /// them. Returns the lines to log (failures, and what was left undelivered).
+    pub fn finish(self, grace: Duration) -> Vec<String> {
+        let Bridge {
+            senders,
+            failures,
+            pending,
+            abandon,
+        } = self;
+        drop(senders);
+        let deadline = Instant::now() + grace;
+        while pending.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let left = pending.load(Ordering::SeqCst);
+        abandon.store(true, Ordering::SeqCst);
+        // A command delivery in flight sees the flag within a few milliseconds and kills its
+        // process group; give it that long so no notifier outlives the run.
+        let settle = Instant::now() + Duration::from_millis(300);
+        while pending.load(Ordering::SeqCst) > 0 && Instant::now() < settle {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let mut lines = failures
+            .lock()
+            .map(|mut f| std::mem::take(&mut *f))
+            .unwrap_or_default();
+        if left > 0 {
+            lines.push(format!(
+                "{left} notification{} still in flight after {} s {} left undelivered; the pipeline's record is complete (`git rails pipeline status`)",
+                if left == 1 { "" } else { "s" },
+                grace.as_secs(),
+                if left == 1 { "was" } else { "were" }
+            ));
+        }
+        lines
+    }
 }
 
 fn content(n: &NotifyConfig, event: &Event) -> String {
@@ -59,21 +175,27 @@ fn content(n: &NotifyConfig, event: &Event) -> String {
     }
 }
 
-fn send_command(n: &NotifyConfig, event: &Event) -> Result<(), String> {
+fn send_command(n: &NotifyConfig, event: &Event, cancel: &AtomicBool) -> Result<(), String> {
     let argv = n.command.clone().unwrap_or_default();
     let program = argv.first().cloned().ok_or("no command")?;
     let body = serde_json::to_vec(event).map_err(|e| e.to_string())?;
     let message = content(n, event);
     let timeout = Duration::from_secs(n.timeout_seconds.max(1));
-    let r = crate::process::run_argv(
+    let r = crate::process::run_argv_cancellable(
         &argv,
         std::path::Path::new("."),
         &[("RAILS_NOTIFY_MESSAGE", message.as_str())],
         &body,
         timeout,
+        cancel,
     );
     if let Some(e) = r.spawn_error {
         return Err(format!("cannot start {e}"));
+    }
+    if r.timed_out && cancel.load(Ordering::SeqCst) {
+        return Err(format!(
+            "{program} was still running when the run ended and was stopped"
+        ));
     }
     if r.timed_out {
         return Err(format!(

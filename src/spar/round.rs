@@ -295,8 +295,17 @@ pub fn default_series(store: &Store) -> Result<String> {
 
 /// A series name must be one ref component.
 pub fn check_series(series: &str) -> Result<()> {
-    crate::contract::schema::check_sprint_id(series)
-        .map_err(|_| Error::usage(format!("series {series:?} must start with a letter or digit and contain only letters, digits, '.', '_' and '-'")))
+    if series.len() > 100 {
+        return Err(Error::usage(format!(
+            "series {series:?} is too long: at most 100 characters"
+        )));
+    }
+    match crate::contract::schema::id_rule_broken(series) {
+        None => Ok(()),
+        Some(rule) => Err(Error::usage(format!(
+            "series {series:?} is not valid: {rule}"
+        ))),
+    }
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {

@@ -972,6 +972,26 @@ impl Store {
         Ok((tree, dirty))
     }
 
+    /// The tree of the tracked files as they are in the work tree now (untracked files left
+    /// out), through a temporary index: what an agent changed since a point in time.
+    pub fn tracked_tree(&self) -> Result<ObjectId> {
+        self.workdir()?;
+        let tmp_dir = tempfile::Builder::new()
+            .prefix("rails-index-")
+            .tempdir_in(&self.git_dir)
+            .ctx("creating a temporary index folder")?;
+        let tmp_index = tmp_dir.path().join("index");
+        let index = self.git_dir.join("index");
+        if index.exists() {
+            std::fs::copy(&index, &tmp_index).ctx(format!("copying {}", index.display()))?;
+        }
+        let env = [("GIT_INDEX_FILE", tmp_index.as_path())];
+        self.git_with(&["add", "-u", "--", "."], &env)?;
+        let hex = self.git_with(&["write-tree"], &env)?;
+        ObjectId::from_hex(hex.trim().as_bytes())
+            .ctx(format!("reading the tree id {:?}", hex.trim()))
+    }
+
     /// The tree of the index git is committing (`GIT_INDEX_FILE` in a hook, else the
     /// repository's index), computed from a copy so the index itself is not touched.
     pub fn index_tree(&self) -> Result<ObjectId> {
@@ -1038,6 +1058,43 @@ impl Store {
             .config_snapshot()
             .string(key)
             .map(|v| v.to_str_lossy().into_owned())
+    }
+
+    /// Every value of a multi-valued configuration key (all scopes, then `git -c`).
+    pub fn config_strings(&self, key: &str) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .repo
+            .config_snapshot()
+            .strings(key)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| v.to_str_lossy().into_owned())
+            .collect();
+        if let Some(v) = std::env::var("GIT_CONFIG_PARAMETERS")
+            .ok()
+            .and_then(|p| command_line_config(&p, key))
+        {
+            out.push(v);
+        }
+        out
+    }
+
+    /// Adds `key: value` to the trailers of the commit message in `file` as
+    /// `git interpret-trailers` does, unless a `key` trailer is already there.
+    pub fn add_trailer(&self, file: &Path, key: &str, value: &str) -> Result<()> {
+        let trailer = format!("{key}: {value}");
+        let file = absolute(file);
+        let file = file.to_string_lossy();
+        self.git(&[
+            "interpret-trailers",
+            "--in-place",
+            "--if-exists",
+            "doNothing",
+            "--trailer",
+            &trailer,
+            &file,
+        ])
+        .map(|_| ())
     }
 
     /// Sets a value in the repository's own configuration (`.git/config`).

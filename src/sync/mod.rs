@@ -3,7 +3,8 @@
 //! 1. **Fetch** the remote's `refs/rails/*`, `refs/spar/*`, `refs/notes/rails` and
 //!    `refs/notes/spar` into the staging namespace `refs/rails-sync/<remote>/…` with refspecs
 //!    that have no `+`: a local record is never overwritten by a fetch, and a staged ref that the
-//!    remote rewrote is refused by git and reported.
+//!    remote rewrote is refused by git and reported. The fetch prunes the staging namespace, so
+//!    it mirrors what the remote holds now, never a stale copy.
 //! 2. **Merge** each staged ref into its local ref ([`merge`]): create, fast-forward, or write a
 //!    merge commit whose parents are both tips (so every record stays reachable and the remote
 //!    can fast-forward to it). A frozen contract never merges: two clones that froze different
@@ -113,8 +114,16 @@ pub struct Report {
 }
 
 impl Report {
+    /// Whether everything merged without anything reported.
     pub fn clean(&self) -> bool {
         self.conflicts.is_empty() && self.rejected.is_empty() && self.renamed.is_empty()
+    }
+
+    /// Whether a person must decide something: a frozen contract that diverged. A renamed
+    /// round, a union of notes or a transition left out of the merged order are settled by
+    /// the merge itself (and reported), so they do not fail the command.
+    pub fn needs_decision(&self) -> bool {
+        !self.conflicts.is_empty()
     }
 }
 
@@ -157,7 +166,9 @@ fn git(store: &Store, args: &[String]) -> Result<(bool, String, String)> {
 
 /// Fetches the remote's records into the staging namespace.
 pub fn fetch(store: &Store, remote: &str) -> Result<()> {
-    let mut args: Vec<String> = ["fetch", "--no-tags", "--no-write-fetch-head"]
+    // --prune: a staged copy of a record the remote no longer has is dropped, so what is
+    // compared below is what the remote holds now (a record deleted there is pushed back).
+    let mut args: Vec<String> = ["fetch", "--no-tags", "--no-write-fetch-head", "--prune"]
         .iter()
         .map(|s| s.to_string())
         .collect();

@@ -25,6 +25,41 @@ fn usage_errors_exit_64() {
 }
 
 #[test]
+fn invalid_ids_exit_64_with_the_rule_they_broke() {
+    let repo = TestRepo::new();
+    for (id, rule) in [
+        ("S-1.", "must not end with '.'"),
+        ("S..1", "must not contain \"..\""),
+        ("S.lock", "must not end with \".lock\""),
+        ("_S", "must start with a letter or digit"),
+        ("S/1", "only letters, digits"),
+    ] {
+        repo.rails(&["contract", "bind", id])
+            .code(64)
+            .stderr_has(rule);
+        repo.rails(&["status", id]).code(64).stderr_has(rule);
+        repo.rails(&["pipeline", "status", id])
+            .code(64)
+            .stderr_has(rule);
+        repo.rails(&["evidence", "red", id, "c1"])
+            .code(64)
+            .stderr_has(rule);
+    }
+    repo.spar(&["show", "a."])
+        .code(64)
+        .stderr_has("series \"a.\" is not valid: it must not end with '.'");
+    repo.spar(&["cap-report", "a..b"])
+        .code(64)
+        .stderr_has("must not contain \"..\"");
+    // Nothing was written: no binding.
+    assert_eq!(
+        repo.git_run(&["config", "--get-regexp", "railsSprint"])
+            .code,
+        1
+    );
+}
+
+#[test]
 fn help_and_version_exit_0() {
     let repo = TestRepo::new();
     repo.rails(&["--help"]).ok().stdout_has("contract");

@@ -214,7 +214,8 @@ fn the_sprint_comes_from_trailers_when_the_branch_has_none() {
     let out = git_with_path(&repo, &["push", "origin", "topic"], &[]);
     out.ok();
     assert!(
-        out.stderr.contains("names no sprint; nothing to gate"),
+        out.stderr
+            .contains("its new commits name no sprint; nothing to gate"),
         "{out}"
     );
     // rails.requireSprint turns that into a refusal.
@@ -303,6 +304,11 @@ fn core_hooks_path_is_where_hooks_go() {
     let st = repo.rails(&["hooks", "status", "--json"]).json();
     assert_eq!(st["coreHooksPath"], true);
     assert_eq!(st["hooks"][0]["state"], "installed");
+    // The commit-msg hook from .githooks puts the bound sprint into the commit.
+    git_with_path(&repo, &["commit", "-q", "--allow-empty", "-m", "work"], &[]).ok();
+    assert!(repo
+        .git(&["log", "-1", "--format=%B"])
+        .contains("Rails-Sprint: S"));
     let out = git_with_path(&repo, &["push", "origin", "main"], &[]);
     assert_ne!(out.code, 0, "{out}");
     assert!(out.stderr.contains("S v1 is not done"), "{out}");
@@ -325,6 +331,20 @@ fn linked_worktrees_share_the_hooks() {
         wt_path.to_str().unwrap(),
     ]);
     repo.git(&["config", "branch.side.railsSprint", "S"]);
+    let commit = std::process::Command::new("git")
+        .args(["commit", "-q", "--allow-empty", "-m", "side work"])
+        .current_dir(&wt_path)
+        .env("PATH", path_with_bins())
+        .env("HOME", repo.home.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "A")
+        .env("GIT_AUTHOR_EMAIL", "a@example.invalid")
+        .env("GIT_COMMITTER_NAME", "A")
+        .env("GIT_COMMITTER_EMAIL", "a@example.invalid")
+        .output()
+        .unwrap();
+    assert!(commit.status.success(), "{commit:?}");
     let out = std::process::Command::new("git")
         .args(["push", "origin", "side"])
         .current_dir(&wt_path)
@@ -504,6 +524,13 @@ fn pre_push_stdin_is_parsed_exactly() {
     };
     // An up-to-date push gives empty stdin: nothing to judge.
     assert!(run("").status.success());
+    repo.git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "work\n\nRails-Sprint: S",
+    ]);
     let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
     let bad = run(&format!("refs/heads/main {head} refs/heads/main\n"));
     assert_eq!(bad.status.code(), Some(65));
@@ -691,4 +718,293 @@ fn agent_stop_exit_codes() {
     assert_eq!(run(event).0, 0);
     repo.git(&["config", "--unset", "branch.main.railsSprint"]);
     assert_eq!(run(event).0, 0);
+}
+
+/// The message of a commit.
+fn message_of(repo: &TestRepo, rev: &str) -> String {
+    repo.git(&["log", "-1", "--format=%B", rev])
+}
+
+#[test]
+fn a_bound_branch_puts_its_sprint_in_each_commit_once() {
+    let (repo, _remote) = repo_with_remote();
+    repo.rails(&["hooks", "install"]).ok();
+    let commit = |args: &[&str]| {
+        let mut a = vec!["commit", "-q", "--allow-empty"];
+        a.extend_from_slice(args);
+        git_with_path(&repo, &a, &[])
+    };
+    commit(&["-m", "work"]).ok();
+    let m = message_of(&repo, "HEAD");
+    assert_eq!(m.matches("Rails-Sprint: S").count(), 1, "{m}");
+    // git reads it as a trailer, not as a line of the body.
+    let t = repo.git(&[
+        "log",
+        "-1",
+        "--format=%(trailers:key=Rails-Sprint,valueonly)",
+    ]);
+    assert_eq!(t.trim(), "S");
+    // An amend, or a message that already has the trailer, keeps exactly one.
+    commit(&["--amend", "--no-edit"]).ok();
+    assert_eq!(
+        message_of(&repo, "HEAD").matches("Rails-Sprint:").count(),
+        1
+    );
+    commit(&["-m", "typed\n\nRails-Sprint: S"]).ok();
+    assert_eq!(
+        message_of(&repo, "HEAD").matches("Rails-Sprint:").count(),
+        1
+    );
+    // A trailer the author wrote is respected: another frozen sprint is not joined by S.
+    repo.draft(
+        "T",
+        json!([check("c1", "file_exists", json!({"path": "t.txt"}))]),
+    );
+    repo.rails(&["contract", "freeze", "T"]).ok();
+    commit(&["-m", "other\n\nRails-Sprint: T"]).ok();
+    let m = message_of(&repo, "HEAD");
+    assert!(
+        m.contains("Rails-Sprint: T") && !m.contains("Rails-Sprint: S"),
+        "{m}"
+    );
+    // A message of comments only is still aborted by git (no trailer keeps it alive).
+    let out = commit(&["--cleanup=strip", "-m", "# only a comment"]);
+    assert_ne!(out.code, 0, "{out}");
+    // An unbound branch gets nothing.
+    repo.git(&["checkout", "-q", "-b", "loose"]);
+    commit(&["-m", "loose work"]).ok();
+    assert!(!message_of(&repo, "HEAD").contains("Rails-Sprint"));
+}
+
+#[test]
+fn a_push_to_a_protected_ref_is_judged_by_its_commits_whatever_the_branch_is_called() {
+    let (repo, remote) = repo_with_remote();
+    let env = [("PATH", path_with_bins())];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    // The server has main and the contract before any rule is set.
+    repo.git_env(
+        &[
+            "push",
+            "--no-verify",
+            "origin",
+            "main",
+            "refs/rails/contracts/S",
+        ],
+        &env,
+    )
+    .ok();
+    let main_before = remote_ref(remote.path(), "refs/heads/main");
+    let server = TestRepo::at(remote.path());
+    server.rails(&["hooks", "install"]).ok();
+    repo.rails(&["hooks", "install"]).ok();
+    for r in [&server, &repo] {
+        r.git(&["config", "rails.protect", "refs/heads/main"]);
+        r.git(&["config", "rails.requireSprint", "true"]);
+    }
+    // The attack: an unbound branch, a commit without a trailer, pushed onto main.
+    repo.git(&["checkout", "-q", "-b", "tmp"]);
+    git_with_path(
+        &repo,
+        &["commit", "-q", "--allow-empty", "-m", "sneak"],
+        &[],
+    )
+    .ok();
+    let out = git_with_path(&repo, &["push", "origin", "tmp:main"], &[]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr
+            .contains("refs/heads/tmp to refs/heads/main refused: its new commits name no sprint"),
+        "{out}"
+    );
+    // The server decides alike when the client's hook is skipped.
+    let out = git_with_path(&repo, &["push", "--no-verify", "origin", "tmp:main"], &[]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr
+            .contains("update of refs/heads/main refused: its new commits name no sprint"),
+        "{out}"
+    );
+    assert_eq!(remote_ref(remote.path(), "refs/heads/main"), main_before);
+    // An unprotected ref is not judged, on either side.
+    let out = git_with_path(&repo, &["push", "origin", "tmp:feature"], &[]);
+    out.ok();
+    assert!(
+        out.stderr
+            .contains("refs/heads/feature is not protected (rails.protect); not gated"),
+        "{out}"
+    );
+    // A commit naming the unproven sprint: gated by that sprint, and parking it on an
+    // unprotected branch first does not hide it from the update of main.
+    git_with_path(
+        &repo,
+        &[
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "ship\n\nRails-Sprint: S",
+        ],
+        &[],
+    )
+    .ok();
+    git_with_path(
+        &repo,
+        &["push", "--no-verify", "origin", "tmp:feature"],
+        &[],
+    )
+    .ok();
+    let out = git_with_path(&repo, &["push", "origin", "tmp:main"], &[]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr
+            .contains("refs/heads/tmp to refs/heads/main refused: S v1 is not done"),
+        "{out}"
+    );
+    let out = git_with_path(&repo, &["push", "--no-verify", "origin", "tmp:main"], &[]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr
+            .contains("update of refs/heads/main refused: S v1 is not done"),
+        "{out}"
+    );
+    assert_eq!(remote_ref(remote.path(), "refs/heads/main"), main_before);
+    // A clone finds the same sprint from the commits alone (no binding there).
+    let clone = tempfile::tempdir().unwrap();
+    let clone_path = clone.path().join("c");
+    repo.git(&[
+        "clone",
+        "-q",
+        remote.path().to_str().unwrap(),
+        clone_path.to_str().unwrap(),
+    ]);
+    let cl = TestRepo::at(&clone_path);
+    cl.git(&["fetch", "-q", "origin", "refs/rails/*:refs/rails/*"]);
+    cl.rails(&["gate", "S", "--commit", "origin/feature"])
+        .code(2)
+        .stdout_has("gate blocked: S v1");
+    let t = cl.git(&[
+        "log",
+        "-1",
+        "--format=%(trailers:key=Rails-Sprint,valueonly)",
+        "origin/feature",
+    ]);
+    assert_eq!(t.trim(), "S");
+    // A bad pattern is refused, not read as "protect nothing".
+    repo.git(&["config", "rails.protect", "refs/heads/[main"]);
+    let out = git_with_path(&repo, &["push", "origin", "tmp:main"], &[]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(out.stderr.contains("rails.protect"), "{out}");
+}
+
+/// Runs `git rails hook agent-stop` from `dir` with `event` on stdin: (exit code, stderr).
+fn agent_hook(repo: &TestRepo, dir: &Path, event: &serde_json::Value) -> (i32, String) {
+    use std::io::Write;
+    let mut cmd = repo.command("git-rails");
+    let mut child = cmd
+        .args(["hook", "agent-stop"])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_agent_session_keeps_its_sprint_whatever_branch_head_is_on() {
+    let (repo, _remote) = repo_with_remote();
+    let cwd = repo.path().display().to_string();
+    let stop = |session: &str| {
+        json!({"session_id": session, "cwd": cwd, "hook_event_name": "Stop",
+               "stop_hook_active": false, "transcript_path": "/tmp/t.jsonl"})
+    };
+    // Run from elsewhere: the event's cwd names the repository.
+    let elsewhere = repo.home.path().to_path_buf();
+    let (code, err) = agent_hook(&repo, &elsewhere, &stop("s1"));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("S v1 still has unproven criteria"), "{err}");
+    // Slipping away from the binding does not release the session.
+    repo.git(&["checkout", "-q", "--detach"]);
+    assert_eq!(agent_hook(&repo, &elsewhere, &stop("s1")).0, 2);
+    repo.git(&["checkout", "-q", "-b", "other"]);
+    assert_eq!(agent_hook(&repo, &elsewhere, &stop("s1")).0, 2);
+    repo.git(&["config", "--unset", "branch.main.railsSprint"]);
+    let (code, err) = agent_hook(&repo, &elsewhere, &stop("s1"));
+    assert_eq!(code, 2, "{err}");
+    // A session that was never blocked has nothing to keep: nothing names a sprint here.
+    let (code, err) = agent_hook(&repo, &elsewhere, &stop("s2"));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("nothing to gate"), "{err}");
+    // As a PreToolUse hook the call is blocked while unproven.
+    let pre = json!({"session_id": "s1", "cwd": cwd, "hook_event_name": "PreToolUse",
+                     "tool_name": "Bash", "tool_input": {"command": "gh pr merge"}});
+    let (code, err) = agent_hook(&repo, &elsewhere, &pre);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("before you use this tool"), "{err}");
+    // Proven: the session is released.
+    repo.git(&["checkout", "-q", "main"]);
+    repo.rails(&["contract", "bind", "S"]).ok();
+    prove(&repo);
+    let (code, err) = agent_hook(&repo, &elsewhere, &stop("s1"));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        repo.git_run(&["rev-parse", "-q", "--verify", "refs/rails/agent-stops/S"])
+            .code
+            != 0,
+        "no turn was ended unproven"
+    );
+}
+
+#[test]
+fn a_stuck_agent_is_blocked_at_most_agent_stop_limit_times_then_its_turn_ends_on_record() {
+    let (repo, _remote) = repo_with_remote();
+    repo.git(&["config", "rails.agentStopLimit", "2"]);
+    let dir = repo.path().to_path_buf();
+    let stop = |active: bool| {
+        json!({"session_id": "stuck-1", "cwd": dir.display().to_string(),
+               "hook_event_name": "Stop", "stop_hook_active": active})
+    };
+    let mut codes = Vec::new();
+    codes.push(agent_hook(&repo, &dir, &stop(false)).0);
+    // Something moved (a tracked file changed): that Stop does not count toward the limit.
+    repo.write("README.md", "changed\n");
+    codes.push(agent_hook(&repo, &dir, &stop(true)).0);
+    codes.push(agent_hook(&repo, &dir, &stop(true)).0);
+    let (code, err) = agent_hook(&repo, &dir, &stop(true));
+    codes.push(code);
+    assert_eq!(codes, [2, 2, 2, 0], "{err}");
+    assert!(err.contains("nothing moved in 2 blocked stops in a row (rails.agentStopLimit = 2); the turn ends here"), "{err}");
+    assert!(
+        err.contains("recorded: agent ended its turn with S unproven (session stuck-1)"),
+        "{err}"
+    );
+    // The record shows in status and gate --json.
+    repo.rails(&["status", "S"])
+        .ok()
+        .stdout_has("Warning: agent ended its turn with S unproven (session stuck-1)");
+    let g = repo.rails(&["gate", "S", "--json"]);
+    g.code(2);
+    let turns = g.json()["agentTurnsEnded"].clone();
+    assert_eq!(turns.as_array().unwrap().len(), 1, "{turns}");
+    assert_eq!(
+        turns[0]["message"],
+        "agent ended its turn with S unproven (session stuck-1)"
+    );
+    // The next turn starts blocked again: the limit is per run of stops, not a way out.
+    assert_eq!(agent_hook(&repo, &dir, &stop(false)).0, 2);
+    // Without stop_hook_active every stop is blocked, however many.
+    for _ in 0..4 {
+        assert_eq!(agent_hook(&repo, &dir, &stop(false)).0, 2);
+    }
 }

@@ -159,6 +159,8 @@ fn config(repo: &TestRepo, actors: &[(&str, &str)], rest: &str) {
     }
     text += rest;
     repo.write(".rails/config.toml", &text);
+    // The tests wrote this file; this clone trusts it (a file out of form is not trusted).
+    let _ = repo.rails(&["trust"]);
 }
 
 /// Good actors for all four roles (an actor script the test already wrote is kept).
@@ -331,14 +333,6 @@ fn gone(pid: &str) -> bool {
     }
 }
 
-/// Kills a process group a test left behind (best effort).
-fn kill_group(pid: &str) {
-    let _ = Command::new("sh")
-        .arg("-c")
-        .arg(format!("kill -9 -{} 2>/dev/null", pid.trim()))
-        .status();
-}
-
 // ---------------------------------------------------------------------------------------------
 // A webhook receiver on loopback.
 
@@ -465,7 +459,9 @@ fn a_sprint_goes_from_planning_to_done_with_deploy() {
     assert_eq!(s["sprint"], SPRINT);
     assert_eq!(s["state"], "done");
     assert_eq!(s["attempts"], 0);
-    assert_eq!(s["reviewRound"], 0);
+    // One review that approved: the reviewer was on round 1 and asked for no change.
+    assert_eq!(s["reviewRound"], 1);
+    assert_eq!(s["changesRequested"], 0);
     let h = s["history"].as_array().unwrap();
     assert_eq!(h[1]["actor"], "harang");
     assert_eq!(h[1]["verdict"], "PLAN_READY");
@@ -473,7 +469,7 @@ fn a_sprint_goes_from_planning_to_done_with_deploy() {
     // The person's view.
     repo.rails(&["pipeline", "status", SPRINT])
         .ok()
-        .stdout_has("pipeline SPRINT-001: done (attempts 0, review round 0)")
+        .stdout_has("pipeline SPRINT-001: done (attempts 0, review round 1)")
         .stdout_has("erang DEPLOY_DONE");
     // A sprint bound to the branch needs no argument.
     repo.rails(&["contract", "bind", SPRINT]).ok();
@@ -569,6 +565,7 @@ fn placeholders_are_replaced_in_the_actor_command() {
     }
     text += RETRY0;
     repo.write(".rails/config.toml", &text);
+    repo.rails(&["trust"]).ok();
     run(&repo).ok();
     let root = std::fs::canonicalize(repo.path()).unwrap();
     let root = root.display();
@@ -853,6 +850,7 @@ fn an_actor_past_its_timeout_is_killed_with_its_process_group() {
     }
     text += RETRY0;
     repo.write(".rails/config.toml", &text);
+    repo.rails(&["trust"]).ok();
     let started = Instant::now();
     let out = run(&repo);
     let took = started.elapsed();
@@ -1146,7 +1144,9 @@ fn request_changes_loops_and_escalates_after_max_review_rounds() {
             "HANDOFF reviewing->done",
         ]
     );
-    assert_eq!(status(&repo)["reviewRound"], 1);
+    // One change request, then an approval on the second round.
+    assert_eq!(status(&repo)["reviewRound"], 2);
+    assert_eq!(status(&repo)["changesRequested"], 1);
     // narang's second turn gets darang's change request.
     assert_eq!(
         json_of(&stdin_of(&repo, "narang", 2)),
@@ -1166,7 +1166,8 @@ fn request_changes_loops_and_escalates_after_max_review_rounds() {
     let s = status(&repo);
     assert_eq!(s["state"], "escalated");
     assert_eq!(s["escalatedFrom"], "reviewing");
-    assert_eq!(s["reviewRound"], 3);
+    assert_eq!(s["changesRequested"], 3);
+    assert_eq!(s["reviewRound"], 4);
     assert_eq!(spawns(&repo, "narang"), 3);
     assert_eq!(spawns(&repo, "darang"), 3);
     let esc = reasons(&repo, "ESCALATED");
@@ -1420,42 +1421,32 @@ fn runs_killed_at_random_moments_always_resume_to_done() {
 
 #[test]
 fn a_run_killed_between_the_last_failure_and_its_escalation_escalates_on_resume() {
-    // The ERROR of the last allowed attempt is committed, then notified, then the escalation
-    // is committed. Killed while the notifier runs (after the ERROR commit, before the
-    // ESCALATED one), resume must not spawn an attempt beyond retry.maxAttempts (1 here): the
-    // committed state already used them all, so it escalates.
+    // A run killed after the ERROR commit of an attempt and before anything else (here while
+    // it waits out the backoff), resumed when retry.maxAttempts no longer allows another
+    // attempt: resume must not spawn beyond it, since the committed state used them all.
     let repo = sprint_repo();
     let narang = actor(&repo, "narang", &["exit 1".into(), say(&impl_done())]);
     let actors = with(good_actors(&repo), "narang", narang);
-    let d = agents(&repo).display().to_string();
-    let notifier = script(
-        &repo,
-        "notify-hang-on-error",
-        &format!(
-            "body=$(cat)\ncase \"$body\" in *'\"event\":\"ERROR\"'*)\n\
-             if [ ! -e '{d}/hung' ]; then echo $$ > '{d}/hung'; exec sleep 30; fi ;;\nesac\n"
-        ),
-    );
     config_with(
         &repo,
         &actors,
-        &format!(
-            "[retry]\nbackoffSeconds = 0\nmaxAttempts = 1\n\n[[notify]]\ntype = \"command\"\n\
-             command = [{}]\ntimeoutSeconds = 60\n",
-            q(&notifier)
-        ),
+        "[retry]\nbackoffSeconds = 60\nmaxAttempts = 2\n",
     );
     let err = repo.home.path().join("run.stderr");
     let mut child = spawn_rails(&repo, &["pipeline", "run", SPRINT], &err);
-    wait_until("the notifier of the ERROR", Duration::from_secs(20), || {
-        agents(&repo).join("hung").exists()
+    wait_until("the ERROR commit", Duration::from_secs(20), || {
+        committed_state(&repo).is_some_and(|s| s["attempts"] == 1)
     });
     child.0.kill().unwrap();
     child.0.wait().unwrap();
-    kill_group(&std::fs::read_to_string(agents(&repo).join("hung")).unwrap());
     let s = status(&repo);
     assert_eq!(s["state"], "implementing");
     assert_eq!(s["attempts"], 1);
+    config_with(
+        &repo,
+        &actors,
+        "[retry]\nbackoffSeconds = 0\nmaxAttempts = 1\n",
+    );
     let out = resume(&repo);
     assert_eq!(
         spawns(&repo, "narang"),
@@ -1463,6 +1454,54 @@ fn a_run_killed_between_the_last_failure_and_its_escalation_escalates_on_resume(
         "resume spawned narang beyond retry.maxAttempts = 1:\n{out}"
     );
     assert_eq!(status(&repo)["state"], "escalated", "{out}");
+}
+
+#[test]
+fn a_hanging_notifier_holds_no_transition_and_the_run_waits_only_briefly_at_its_end() {
+    // Before: each of the 4 transitions waited the hanging notifier's 10 s timeout (40 s).
+    let repo = sprint_repo();
+    let d = agents(&repo).display().to_string();
+    let hang = script(
+        &repo,
+        "notify-hang",
+        &format!("echo $$ >> '{d}/hang.pids'\nexec sleep 30\n"),
+    );
+    let record = recording_notifier(&repo);
+    config_with(
+        &repo,
+        &good_actors(&repo),
+        &format!(
+            "{RETRY0}\n[[notify]]\ntype = \"command\"\ncommand = [{}]\ntimeoutSeconds = 10\n\n\
+             [[notify]]\ntype = \"command\"\ncommand = [{}]\n",
+            q(&hang),
+            q(&record)
+        ),
+    );
+    let started = Instant::now();
+    let out = run(&repo);
+    let took = started.elapsed();
+    out.ok()
+        .stdout_has("pipeline SPRINT-001: done")
+        .stderr_has("still in flight after 3 s")
+        .stderr_has("left undelivered");
+    assert!(took < Duration::from_secs(10), "took {took:?}\n{out}");
+    // Every transition was committed, and the other notifier got each one, in order.
+    assert_eq!(flow(&repo).len(), 4);
+    let notes = lines_of(&repo, "notes.log");
+    assert_eq!(notes.len(), 4, "{notes:?}");
+    let seqs: Vec<u64> = notes
+        .iter()
+        .map(|l| json_of(l)["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seqs, [1, 2, 3, 4]);
+    // The one in flight at the end was stopped with the run.
+    for pid in lines_of(&repo, "hang.pids") {
+        wait_until(
+            "the hanging notifier to be gone",
+            Duration::from_secs(5),
+            || gone(&pid),
+        );
+    }
 }
 
 // =============================================================================================
@@ -1565,7 +1604,7 @@ fn command_notifiers_get_each_committed_event_in_order_with_the_seeds_messages()
     assert!(msg(3).starts_with("🚨 SPRINT-001"), "{}", msg(3));
     assert!(msg(5).starts_with("🔎 darang started reviewing SPRINT-001"));
     assert!(
-        msg(6).starts_with("🔁") && msg(6).contains("round 1"),
+        msg(6).starts_with("🔁") && msg(6).contains("(round 2)"),
         "{}",
         msg(6)
     );
@@ -1731,9 +1770,11 @@ fn failing_and_hanging_notifiers_are_logged_and_never_block_or_change_the_pipeli
         ]
     );
     assert_eq!(lines_of(&repo, "notes.log").len(), 4);
-    // The hanging notifier was killed each time.
+    // The hanging notifier was killed each time, or stopped when the run ended: none of its
+    // processes outlives the run. (Its deliveries queue behind each other, so the run's end
+    // may come before all 4 started.)
     let pids = lines_of(&repo, "hang.pids");
-    assert_eq!(pids.len(), 4);
+    assert!((1..=4).contains(&pids.len()), "{pids:?}");
     for p in &pids {
         wait_until(
             "the hanging notifier to be gone",
@@ -1788,4 +1829,106 @@ fn notifier_failures_are_logged_verbatim() {
         .ok()
         .stderr_has("failed and was skipped")
         .stderr_has(&fail);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trust: a cloned repository runs nothing until this clone trusts its configuration.
+
+/// The actors' config text, as a project would commit it.
+fn actors_text(actors: &[(&'static str, String)]) -> String {
+    let mut text = String::new();
+    for (name, path) in actors {
+        text += &actor_toml(name, &[path], 30);
+    }
+    text + RETRY0
+}
+
+#[test]
+fn a_projects_commands_run_only_after_trust_of_that_exact_file() {
+    let repo = sprint_repo();
+    let actors = good_actors(&repo);
+    repo.write(".rails/config.toml", &actors_text(&actors));
+    // Untrusted: refused before anything runs or is written, naming the command.
+    run(&repo)
+        .code(65)
+        .stderr_has("names commands to run on this machine (actors.harang, actors.narang, actors.darang, actors.erang)")
+        .stderr_has("git rails trust");
+    assert_eq!(spawns(&repo, "harang"), 0);
+    assert!(repo.git_run(&["rev-parse", "--verify", "-q", REF]).code != 0);
+    // Trusted: it runs, and `trust` showed what it runs.
+    repo.rails(&["trust"])
+        .ok()
+        .stdout_has("trusted .rails/config.toml")
+        .stdout_has(&format!("actors.harang: {}", actors[0].1));
+    repo.rails(&["trust"]).ok().stdout_has("already trusted");
+    run(&repo).ok().stdout_has("pipeline SPRINT-001: done");
+    // One changed byte needs trusting again (resume reads the file too).
+    let repo2 = sprint_repo();
+    let actors2 = good_actors(&repo2);
+    repo2.write(".rails/config.toml", &actors_text(&actors2));
+    repo2.rails(&["trust"]).ok();
+    repo2.write(
+        ".rails/config.toml",
+        &(actors_text(&actors2) + "# changed\n"),
+    );
+    run(&repo2).code(65).stderr_has("git rails trust");
+    assert_eq!(spawns(&repo2, "harang"), 0);
+    // A notifier alone is a command too; a file of retry policy only needs no trust.
+    repo2.write(
+        ".rails/config.toml",
+        "[[notify]]\ntype = \"webhook\"\nurl = \"http://127.0.0.1:9/x\"\n",
+    );
+    run(&repo2).code(65).stderr_has("(notify[0])");
+    let json = repo2.rails(&["trust", "--json"]);
+    json.ok();
+    assert_eq!(json.json()["schema"], "rails-trust/v1");
+    assert_eq!(json.json()["runs"][0][1], "POST http://127.0.0.1:9/x");
+}
+
+#[test]
+fn a_fresh_clone_does_not_inherit_trust_and_the_users_own_actors_need_none() {
+    let repo = sprint_repo();
+    let actors = good_actors(&repo);
+    repo.write(".rails/config.toml", &actors_text(&actors));
+    repo.rails(&["trust"]).ok();
+    repo.commit_all("config and agents");
+    let dir = tempfile::tempdir().unwrap();
+    let clone_path = dir.path().join("clone");
+    repo.git(&[
+        "clone",
+        "-q",
+        repo.path().to_str().unwrap(),
+        clone_path.to_str().unwrap(),
+    ]);
+    let clone = TestRepo::at(&clone_path);
+    clone.git(&["fetch", "-q", "origin", "refs/rails/*:refs/rails/*"]);
+    let marker = agents(&repo).join("harang.count");
+    let _ = std::fs::remove_file(&marker);
+    clone
+        .rails(&["pipeline", "run", SPRINT])
+        .code(65)
+        .stderr_has("git rails trust");
+    assert!(!marker.exists(), "an actor of the clone ran");
+    // The same actors in the user's own file run without trust (the project file names
+    // none then).
+    std::fs::remove_file(clone_path.join(".rails/config.toml")).unwrap();
+    let xdg = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(xdg.path().join("rails")).unwrap();
+    std::fs::write(xdg.path().join("rails/config.toml"), actors_text(&actors)).unwrap();
+    let xdg_s = xdg.path().display().to_string();
+    clone
+        .rails_env(
+            &["pipeline", "run", SPRINT],
+            &[("XDG_CONFIG_HOME", xdg_s.as_str())],
+        )
+        .ok()
+        .stdout_has("pipeline SPRINT-001: done");
+    // Without XDG_CONFIG_HOME, ~/.config/rails/config.toml is the user's file.
+    let home_cfg = clone.home.path().join(".config/rails");
+    std::fs::create_dir_all(&home_cfg).unwrap();
+    std::fs::write(home_cfg.join("config.toml"), "[retry]\nmaxAttempts = 0\n").unwrap();
+    clone
+        .rails(&["pipeline", "run", "SPRINT-001"])
+        .code(65)
+        .stderr_has("retry.maxAttempts must be at least 1");
 }

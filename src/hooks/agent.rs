@@ -1,0 +1,147 @@
+//! What `agent-stop` remembers about an agent's session, and the record it leaves when a
+//! session ends its turn with its sprint unproven.
+//!
+//! A session's state lives under the common git dir (`rails/agent-sessions/<id>.json`): it is
+//! about this machine's agent, never pushed. Once a session was blocked on a sprint it keeps
+//! being judged on that sprint whatever branch HEAD is on, until the sprint is done. The
+//! record of an ended turn is a commit on `refs/rails/agent-stops/<sprint>`, which `status`,
+//! `gate --json` and the hooks read.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Context, Error, Result};
+use crate::store::{ObjectId, Store};
+
+pub const STOPS: &str = "refs/rails/agent-stops/";
+
+/// What is kept for one session.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Session {
+    /// The sprint the session was blocked on.
+    pub sprint: String,
+    /// Stops blocked in a row with nothing moved.
+    pub blocks: u32,
+    /// What "nothing moved" compares: the sprint's evidence tip and the tracked tree at the
+    /// last block.
+    #[serde(default)]
+    pub evidence_tip: Option<String>,
+    #[serde(default)]
+    pub tree: Option<String>,
+}
+
+/// A session id as a file name: letters, digits, '-', '_' and '.', else refused.
+fn session_file(store: &Store, id: &str) -> Result<std::path::PathBuf> {
+    let ok = !id.is_empty()
+        && id.len() <= 200
+        && !id.starts_with('.')
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !ok {
+        return Err(Error::refused(format!(
+            "agent-stop: session_id {id:?} must be letters, digits, '-', '_' and '.'"
+        )));
+    }
+    Ok(store
+        .common_dir()
+        .join("rails")
+        .join("agent-sessions")
+        .join(format!("{id}.json")))
+}
+
+pub fn load(store: &Store, id: &str) -> Result<Option<Session>> {
+    let path = session_file(store, id)?;
+    match std::fs::read(&path) {
+        Ok(b) => Ok(serde_json::from_slice(&b).ok()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::internal(format!("reading {}: {e}", path.display()))),
+    }
+}
+
+pub fn save(store: &Store, id: &str, s: &Session) -> Result<()> {
+    let path = session_file(store, id)?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).ctx(format!("creating {}", dir.display()))?;
+    }
+    let bytes = serde_json::to_vec_pretty(s).ctx("writing the session state")?;
+    crate::store::atomic_write(&path, &bytes)
+}
+
+pub fn forget(store: &Store, id: &str) -> Result<()> {
+    let path = session_file(store, id)?;
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::internal(format!("removing {}: {e}", path.display()))),
+    }
+}
+
+/// One turn an agent ended with its sprint unproven.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndedTurn {
+    pub message: String,
+    pub session: String,
+    pub head: Option<String>,
+    pub at: i64,
+    pub record: String,
+}
+
+/// Appends the record of a turn ended unproven.
+pub fn record_ended_turn(
+    store: &Store,
+    sprint: &str,
+    session: &str,
+    head: Option<ObjectId>,
+) -> Result<String> {
+    let message = format!("agent ended its turn with {sprint} unproven (session {session})");
+    let body = serde_json::json!({
+        "schema": "rails-agent-stop/v1",
+        "sprint": sprint,
+        "session": session,
+        "head": head.map(|h| h.to_string()),
+        "message": message,
+    });
+    let refname = format!("{STOPS}{sprint}");
+    let commit_msg = format!(
+        "{message}\n\nRails-Session: {session}\nRails-Head: {}\n",
+        head.map(|h| h.to_string()).unwrap_or_default()
+    );
+    for _ in 0..5 {
+        let tip = store.ref_target(&refname)?;
+        let file = (
+            "stop.json".to_string(),
+            serde_json::to_vec_pretty(&body).ctx("writing the record")?,
+        );
+        if store
+            .append_commit(&refname, tip, &[file], &commit_msg)?
+            .is_some()
+        {
+            return Ok(message);
+        }
+    }
+    Err(Error::internal(format!(
+        "{refname} kept moving; the record of the ended turn was not written"
+    )))
+}
+
+/// Every turn ended unproven on `sprint`, oldest first.
+pub fn ended_turns(store: &Store, sprint: &str) -> Result<Vec<EndedTurn>> {
+    let Some(tip) = store.ref_target(&format!("{STOPS}{sprint}"))? else {
+        return Ok(Vec::new());
+    };
+    let mut out: Vec<EndedTurn> = store
+        .chain(tip)?
+        .into_iter()
+        .map(|c| EndedTurn {
+            message: c.message.lines().next().unwrap_or("").to_string(),
+            session: c.trailer("Rails-Session").unwrap_or_default(),
+            head: c.trailer("Rails-Head").filter(|h| !h.is_empty()),
+            at: c.time,
+            record: c.id.to_string(),
+        })
+        .collect();
+    out.sort_by_key(|t| t.at);
+    Ok(out)
+}
