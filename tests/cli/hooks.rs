@@ -352,17 +352,18 @@ fn a_missing_binary_fails_closed_and_status_finds_problems() {
     let hook = repo.path().join(".git/hooks/commit-msg");
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o644)).unwrap();
     let st = repo.rails_env(&["hooks", "status"], &[("PATH", "/usr/bin:/bin")]);
-    st.ok()
+    st.code(1)
         .stdout_has("commit-msg   not-executable")
         .stdout_has("lost its run bit")
         .stdout_has("git-rails is not on PATH");
     std::fs::remove_file(repo.path().join(".git/hooks/pre-push")).unwrap();
     repo.rails(&["hooks", "status"])
-        .ok()
-        .stdout_has("pre-push     missing");
+        .code(1)
+        .stdout_has("pre-push     missing, gate does NOT run");
     repo.rails(&["hooks", "install"]).ok();
     repo.rails(&["hooks", "status"])
         .ok()
+        .stdout_has("pre-push     installed, gate runs through git")
         .stdout_lacks("problem:");
 }
 
