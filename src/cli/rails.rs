@@ -558,6 +558,9 @@ fn cmd_hooks(h: HooksCommand) -> Result<Outcome> {
                         .as_deref()
                         .unwrap_or("no (the hooks refuse until it is)")
                 );
+                for n in &st.notes {
+                    outln!("note: {n}");
+                }
                 for p in &st.problems {
                     outln!("problem: {p}");
                 }

@@ -67,6 +67,11 @@ pub fn insert_shell(text: Option<&str>, body: &str) -> String {
     insert_at(text, at, "", body)
 }
 
+/// Appends `body` at the end (a `.git/info/exclude` entry).
+pub fn insert_at_end(text: Option<&str>, body: &str) -> String {
+    insert_at(text, text.map(str::len).unwrap_or(0), "", body)
+}
+
 /// Removes every block; returns the text left and whether a block said it created the file.
 /// None when there is no block.
 pub fn remove(text: &str) -> Option<(String, bool)> {

@@ -151,6 +151,10 @@ pub struct Setup {
     /// `local`, `global`, `system`, `worktree` or `command` when `core.hooksPath` is set.
     pub scope: Option<String>,
     pub manager: Manager,
+    /// A `.husky` folder husky has not activated yet (no `core.hooksPath`, e.g. a fresh clone
+    /// before `npm install`): the gate goes into its scripts too, so it keeps running once
+    /// husky takes over.
+    pub husky_pending: Option<PathBuf>,
 }
 
 pub fn detect(store: &Store) -> Setup {
@@ -186,11 +190,16 @@ pub fn detect(store: &Store) -> Setup {
             }
         }
     };
+    let husky_pending = match (&manager, &top) {
+        (Manager::Git, Some(top)) if top.join(".husky").is_dir() => Some(top.join(".husky")),
+        _ => None,
+    };
     Setup {
         dir,
         via_config,
         scope,
         manager,
+        husky_pending,
     }
 }
 
@@ -451,27 +460,39 @@ pub fn install(store: &Store, opts: Options) -> Result<Vec<Action>> {
     refuse_global(&setup, opts)?;
     let bare = store.workdir().is_err();
     let mut plan = Plan::new();
+    let default_dir = store.common_dir().join("hooks");
     for (name, script) in hooks_for(bare) {
-        match &setup.manager {
-            Manager::Husky { scripts } => {
-                // An earlier install of ours may sit in `.husky/_`: take it out first.
+        // Our scripts in .git/hooks are shadowed once core.hooksPath points elsewhere.
+        if setup.via_config && !same_path(&default_dir, &setup.dir) {
+            plan_remove_scripts(&mut plan, &default_dir, name);
+        }
+        let husky = match (&setup.manager, &setup.husky_pending) {
+            (Manager::Husky { scripts }, _) | (_, Some(scripts)) => Some(scripts.clone()),
+            _ => None,
+        };
+        if let Some(scripts) = husky {
+            // An earlier install of ours may sit in `.husky/_`: take it out first.
+            if matches!(setup.manager, Manager::Husky { .. }) {
                 plan_remove_scripts(&mut plan, &setup.dir, name);
-                let path = scripts.join(name);
-                let old = read(&path);
-                if old.as_deref().is_some_and(blocks::has_block) {
-                    plan.act(name, &path, "already installed (husky runs it)", None);
-                } else {
-                    let body = format!("{}\n", gate_command(name));
-                    let new = blocks::insert_shell(old.as_deref(), &body);
-                    plan.edit(
-                        name,
-                        &path,
-                        old.as_deref(),
-                        Some(new),
-                        "installed: added the gate's line to husky's script",
-                    );
-                }
             }
+            let path = scripts.join(name);
+            let old = read(&path);
+            if old.as_deref().is_some_and(blocks::has_block) {
+                plan.act(name, &path, "already installed in husky's script", None);
+            } else {
+                let body = format!("{}\n", gate_command(name));
+                let new = blocks::insert_shell(old.as_deref(), &body);
+                plan.edit(
+                    name,
+                    &path,
+                    old.as_deref(),
+                    Some(new),
+                    "installed: added the gate's line to husky's script (commit it to share the gate with the team)",
+                );
+            }
+        }
+        match &setup.manager {
+            Manager::Husky { .. } => {}
             Manager::Lefthook { top } => {
                 plan_remove_scripts(&mut plan, &setup.dir, name);
                 let path = lefthook_target(top, opts.shared);
@@ -516,6 +537,30 @@ pub fn install(store: &Store, opts: Options) -> Result<Vec<Action>> {
             Manager::Git | Manager::HooksPath => {
                 plan_script(&mut plan, &setup.dir, name, script)?;
             }
+        }
+    }
+    // The local lefthook file must stay out of commits: a `git add -A` on a branch would
+    // track it, and leaving that branch would delete it (and the gate with it).
+    if let (Manager::Lefthook { top }, false) = (&setup.manager, opts.shared) {
+        let local = lefthook_target(top, false);
+        let rel = local
+            .strip_prefix(top)
+            .unwrap_or(&local)
+            .display()
+            .to_string();
+        let exclude = store.common_dir().join("info/exclude");
+        let old = read(&exclude);
+        let ignored = store.git(&["check-ignore", "-q", "--", &rel]).is_ok()
+            || old.as_deref().is_some_and(blocks::has_block);
+        if planned_text(&plan, &local).is_some() && !ignored {
+            let new = blocks::insert_at_end(old.as_deref(), &format!("/{rel}\n"));
+            plan.edit(
+                "lefthook",
+                &exclude,
+                old.as_deref(),
+                Some(new),
+                &format!("added /{rel} to .git/info/exclude, so it stays untracked"),
+            );
         }
     }
     if !plan.ops.is_empty() && !opts.dry_run {
@@ -675,6 +720,18 @@ pub fn uninstall(store: &Store, opts: Options) -> Result<Vec<Action>> {
             }
         }
     }
+    let exclude = store.common_dir().join("info/exclude");
+    if let Some(old) = read(&exclude) {
+        if let Some((left, created)) = blocks::remove(&old) {
+            plan.edit(
+                "lefthook",
+                &exclude,
+                Some(&old),
+                (!(created && left.is_empty())).then_some(left),
+                "removed the local lefthook file from .git/info/exclude",
+            );
+        }
+    }
     let in_lefthook = plan.lefthook_sync.is_some();
     for (name, _) in hooks_for(bare) {
         let mut any = plan_remove_scripts(&mut plan, &setup.dir, name) || in_lefthook;
@@ -736,6 +793,8 @@ pub struct Status {
     pub git_rails: Option<String>,
     pub hooks: Vec<HookState>,
     pub problems: Vec<String>,
+    /// Facts that do not stop the gate (a shadowed script `hooks install` would clean up).
+    pub notes: Vec<String>,
 }
 
 impl Status {
@@ -954,12 +1013,16 @@ pub fn status(store: &Store) -> Status {
             problems: hp,
         });
     }
-    // Hooks left in .git/hooks while core.hooksPath points elsewhere are shadowed.
+    // Hooks left in .git/hooks while core.hooksPath points elsewhere are shadowed: harmless
+    // when the gate runs anyway (husky took over after our install), a problem otherwise.
+    let mut notes = Vec::new();
+    let all_run = hooks.iter().all(|h| h.gate_runs);
     if setup.via_config {
         let default = store.common_dir().join("hooks");
         for (name, _) in hooks_for(bare) {
             if default != *dir && is_ours(&default.join(name)) {
-                problems.push(format!(
+                let list = if all_run { &mut notes } else { &mut problems };
+                list.push(format!(
                     "{} is shadowed: core.hooksPath points git at {}",
                     default.join(name).display(),
                     dir.display()
@@ -982,6 +1045,7 @@ pub fn status(store: &Store) -> Status {
         git_rails: git_rails.map(|p| p.display().to_string()),
         hooks,
         problems,
+        notes,
     }
 }
 

@@ -14,7 +14,7 @@ fn path_with_bins() -> String {
 
 /// A repository with a bare remote `origin`, a frozen sprint S (one criterion, c1: done.txt
 /// exists) bound to main.
-fn repo_with_remote() -> (TestRepo, tempfile::TempDir) {
+pub(crate) fn repo_with_remote() -> (TestRepo, tempfile::TempDir) {
     let repo = TestRepo::new();
     let remote = tempfile::tempdir().unwrap();
     repo.git(&["init", "-q", "--bare", remote.path().to_str().unwrap()]);
@@ -28,7 +28,7 @@ fn repo_with_remote() -> (TestRepo, tempfile::TempDir) {
     (repo, remote)
 }
 
-fn prove(repo: &TestRepo) {
+pub(crate) fn prove(repo: &TestRepo) {
     repo.rails(&["evidence", "red", "c1"]).ok();
     repo.write("done.txt", "done\n");
     repo.commit_all("the work");
@@ -47,7 +47,7 @@ fn git_with_path(repo: &TestRepo, args: &[&str], env: &[(&str, &str)]) -> Run {
     repo.git_env(args, &e)
 }
 
-fn remote_ref(remote: &Path, name: &str) -> Option<String> {
+pub(crate) fn remote_ref(remote: &Path, name: &str) -> Option<String> {
     let out = std::process::Command::new("git")
         .args(["rev-parse", "--verify", "-q", name])
         .current_dir(remote)
