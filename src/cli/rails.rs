@@ -605,7 +605,8 @@ fn cmd_hook(h: HookCommand) -> Result<Outcome> {
             .read_to_end(&mut stdin)
             .map_err(|e| Error::refused(format!("{name}: reading stdin: {e}")))?;
     }
-    if hooks::probe::answer(name, &args, &stdin)? {
+    if let Some(line) = hooks::probe::answer(name, &args, &stdin)? {
+        eprintln!("{line}");
         return Ok(Outcome::Ok);
     }
     let mut chained = hooks::run::HookResult::default();

@@ -736,7 +736,7 @@ pub fn uninstall(store: &Store, opts: Options) -> Result<Vec<Action>> {
     for (name, _) in hooks_for(bare) {
         let mut any = plan_remove_scripts(&mut plan, &setup.dir, name) || in_lefthook;
         let mut files: Vec<PathBuf> = Vec::new();
-        if let Some(top) = store.workdir().ok() {
+        if let Ok(top) = store.workdir() {
             files.push(top.join(".husky").join(name));
         }
         for path in &files {
@@ -883,12 +883,6 @@ pub fn status(store: &Store) -> Status {
     let mut problems = Vec::new();
     let mut hooks = Vec::new();
     let git_rails = find_on_path("git-rails");
-    if let Some(s @ ("global" | "system")) = setup.scope.as_deref() {
-        problems.push(format!(
-            "core.hooksPath comes from your {s} git configuration ({}): hooks there run in every repository that uses it",
-            dir.display()
-        ));
-    }
     for (name, script) in hooks_for(bare) {
         let hook_path = dir.join(name);
         let legacy = dir.join(format!("{name}.legacy"));
@@ -1017,6 +1011,14 @@ pub fn status(store: &Store) -> Status {
     // when the gate runs anyway (husky took over after our install), a problem otherwise.
     let mut notes = Vec::new();
     let all_run = hooks.iter().all(|h| h.gate_runs);
+    if let Some(sc @ ("global" | "system")) = setup.scope.as_deref() {
+        // Installed there on purpose (`--global`) it is a fact to know; otherwise the reason.
+        let list = if all_run { &mut notes } else { &mut problems };
+        list.push(format!(
+            "core.hooksPath comes from your {sc} git configuration ({}): hooks there run in every repository that uses it",
+            dir.display()
+        ));
+    }
     if setup.via_config {
         let default = store.common_dir().join("hooks");
         for (name, _) in hooks_for(bare) {

@@ -37,10 +37,10 @@ pub struct Answer {
 }
 
 /// Called by `git rails hook <name>` before anything else: when probed, records what it got
-/// and returns true (the hook then exits 0).
-pub fn answer(name: &str, args: &[String], stdin: &[u8]) -> Result<bool> {
+/// and returns the line to print (the hook then exits 0).
+pub fn answer(name: &str, args: &[String], stdin: &[u8]) -> Result<Option<String>> {
     let Some(file) = std::env::var_os(VAR) else {
-        return Ok(false);
+        return Ok(None);
     };
     let chained = std::env::var_os("RAILS_HOOK_DIR")
         .map(|d| Path::new(&d).join(format!("{name}.local")))
@@ -65,8 +65,9 @@ pub fn answer(name: &str, args: &[String], stdin: &[u8]) -> Result<bool> {
         ))?;
     f.write_all(line.as_bytes())
         .ctx("writing the probe answer")?;
-    eprintln!("git-rails: {VAR} is set: the {name} gate answered the probe and checked nothing");
-    Ok(true)
+    Ok(Some(format!(
+        "git-rails: {VAR} is set: the {name} gate answered the probe and checked nothing"
+    )))
 }
 
 /// What running one hook showed.

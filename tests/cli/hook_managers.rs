@@ -345,7 +345,11 @@ fn lefthook_first_then_the_gate_survives_resyncs_and_uninstalls_exactly() {
     // The re-synced hooks still gate: main is stale now (any change counts), then proven again.
     let out = m.git(&repo, &["push", "origin", "main"]);
     assert_ne!(out.code, 0, "{out}");
-    assert!(out.stderr.contains("lefthook.yml changed since it was proven"), "{out}");
+    assert!(
+        out.stderr
+            .contains("lefthook.yml changed since it was proven"),
+        "{out}"
+    );
     m.rails(&repo, &["evidence", "recheck", "S", "c1"]).ok();
     m.git(&repo, &["push", "-q", "origin", "main"]).ok();
     status_ok(&repo, &m, "lefthook");
@@ -554,6 +558,10 @@ fn a_global_hooks_path_takes_global() {
     repo.rails_env(&["hooks", "install", "--global"], &env)
         .ok()
         .stdout_has(&hooks.join("pre-push").display().to_string());
+    // Installed there on purpose, status runs it and only notes where it comes from.
+    repo.rails_env(&["hooks", "status"], &env)
+        .ok()
+        .stdout_has("note: core.hooksPath comes from your global git configuration");
     // A local setting wins over the global one and needs no flag.
     repo.git(&["config", "core.hooksPath", ".githooks"]);
     repo.rails_env(&["hooks", "install"], &env).ok();
