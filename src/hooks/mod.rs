@@ -733,6 +733,39 @@ pub fn uninstall(store: &Store, opts: Options) -> Result<Vec<Action>> {
         }
     }
     let in_lefthook = plan.lefthook_sync.is_some();
+    // lefthook installed a shim for pre-push / commit-msg only because of our commands; with
+    // them gone no configuration names the hook, and lefthook itself would not remove it.
+    if let (true, Ok(top)) = (in_lefthook, store.workdir()) {
+        let texts: Vec<String> = LEFTHOOK_MAIN
+            .iter()
+            .chain(LEFTHOOK_LOCAL)
+            .map(|f| top.join(f))
+            .filter(|p| {
+                !plan
+                    .ops
+                    .iter()
+                    .any(|op| matches!(op, Op::Remove(r) if r == p))
+            })
+            .filter_map(|p| planned_text(&plan, &p).or_else(|| read(&p)))
+            .collect();
+        for (name, _) in hooks_for(bare) {
+            let shim = setup.dir.join(name);
+            let key = format!("{name}:");
+            let configured = texts.iter().any(|t| {
+                t.lines()
+                    .any(|l| l.trim_end() == key || l.starts_with(&format!("{key} ")))
+            });
+            if !configured && is_lefthook(&shim) {
+                plan.ops.push(Op::Remove(shim.clone()));
+                plan.act(
+                    name,
+                    &shim,
+                    "removed lefthook's shim, which only ran the gate",
+                    None,
+                );
+            }
+        }
+    }
     for (name, _) in hooks_for(bare) {
         let mut any = plan_remove_scripts(&mut plan, &setup.dir, name) || in_lefthook;
         let mut files: Vec<PathBuf> = Vec::new();
