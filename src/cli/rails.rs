@@ -176,33 +176,64 @@ pub struct PipelineAbortArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum HooksCommand {
-    /// Install the hooks where git looks for them (core.hooksPath, else the common .git/hooks);
-    /// a hook that is not ours is kept as <hook>.local and runs first
+    /// Install the gate the way the repository's hook manager expects: a line in
+    /// .husky/<hook> (husky), a command in lefthook-local.yml (lefthook), <hook>.legacy beside
+    /// pre-commit's shim, else a script in core.hooksPath or .git/hooks (a hook that is not ours
+    /// is kept as <hook>.local and runs first)
     ///
     /// Also sets up the default remote (the branch's, else origin) so plain `git push` and
     /// `git fetch` carry the records, as `git rails sync --setup` does; `--no-sync-setup` skips it.
     Install(HooksInstallArgs),
-    /// Remove our hooks and restore what was there before
-    Uninstall(HooksArgs),
-    /// Say what is installed where, and every problem that would keep a hook from running
+    /// Remove the gate from wherever it is wired and restore every file as it was
+    Uninstall(HooksWiringArgs),
+    /// Run each hook as git would (through its manager, other tools' hooks included) with a
+    /// probe that makes our gate answer, and say whether the gate runs; exit 1 when one does not
     Status(HooksArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct HooksArgs {
-    /// Print the result as JSON
+    /// Print the rails-hooks/v1 document as JSON
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct HooksInstallArgs {
+    #[command(flatten)]
+    pub wiring: HooksWiringArgs,
     /// Do not add the record refspecs to the default remote's configuration
     #[arg(long)]
     pub no_sync_setup: bool,
-    /// Print the result as JSON
+}
+
+#[derive(Debug, Args)]
+pub struct HooksWiringArgs {
+    /// Print the actions as JSON
     #[arg(long)]
     pub json: bool,
+    /// Show every change (with the lines added to or removed from files other tools own);
+    /// write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// lefthook: put the gate in the shared, tracked lefthook.yml instead of the untracked
+    /// lefthook-local.yml
+    #[arg(long)]
+    pub shared: bool,
+    /// Accept a core.hooksPath set in the global or system git configuration, whose hooks
+    /// run in every repository of the user
+    #[arg(long)]
+    pub global: bool,
+}
+
+impl HooksWiringArgs {
+    fn options(&self) -> hooks::Options {
+        hooks::Options {
+            dry_run: self.dry_run,
+            shared: self.shared,
+            global: self.global,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -620,17 +651,17 @@ fn cmd_hooks(h: HooksCommand) -> Result<Outcome> {
     let store = Store::discover()?;
     match h {
         HooksCommand::Install(a) => {
-            let actions = hooks::install(&store)?;
-            print_actions(&actions, a.json)?;
-            if !a.json && hooks::find_on_path("git-rails").is_none() {
+            let actions = hooks::install(&store, a.wiring.options())?;
+            print_actions(&actions, a.wiring.json)?;
+            if !a.wiring.json && hooks::find_on_path("git-rails").is_none() {
                 eprintln!("git-rails: warning: git-rails is not on PATH, so the hooks will refuse until it is");
             }
-            if !a.no_sync_setup {
-                setup_record_sync(&store, !a.json)?;
+            if !a.no_sync_setup && !a.wiring.dry_run {
+                setup_record_sync(&store, !a.wiring.json)?;
             }
         }
         HooksCommand::Uninstall(a) => {
-            let actions = hooks::uninstall(&store)?;
+            let actions = hooks::uninstall(&store, a.options())?;
             print_actions(&actions, a.json)?;
         }
         HooksCommand::Status(a) => {
@@ -641,19 +672,22 @@ fn cmd_hooks(h: HooksCommand) -> Result<Outcome> {
                 outln!(
                     "hooks folder: {}{}",
                     st.hooks_dir,
-                    if st.core_hooks_path {
-                        " (core.hooksPath)"
-                    } else {
-                        ""
+                    match (&st.core_hooks_path, st.core_hooks_path_scope.as_deref()) {
+                        (true, Some(s)) => format!(" (core.hooksPath, {s} configuration)"),
+                        (true, None) => " (core.hooksPath)".to_string(),
+                        _ => String::new(),
                     }
                 );
                 for h in &st.hooks {
-                    let chained = h
-                        .chained
-                        .as_ref()
-                        .map(|c| format!(", runs {c} first"))
-                        .unwrap_or_default();
-                    outln!("{:<12} {}{chained}", h.hook, h.state);
+                    let runs = match &h.probe {
+                        None => "not probed".to_string(),
+                        Some(_) if h.gate_runs => format!("gate runs through {}", h.manager),
+                        Some(_) => "gate does NOT run".to_string(),
+                    };
+                    outln!("{:<12} {}, {runs} ({})", h.hook, h.state, h.path);
+                    for o in &h.also_runs {
+                        outln!("{:<12} also runs {o}", "");
+                    }
                 }
                 outln!(
                     "git-rails on PATH: {}",
@@ -661,9 +695,15 @@ fn cmd_hooks(h: HooksCommand) -> Result<Outcome> {
                         .as_deref()
                         .unwrap_or("no (the hooks refuse until it is)")
                 );
+                for n in &st.notes {
+                    outln!("note: {n}");
+                }
                 for p in &st.problems {
                     outln!("problem: {p}");
                 }
+            }
+            if !st.ok() {
+                return Ok(Outcome::Code(1));
             }
         }
     }
@@ -676,6 +716,11 @@ fn print_actions(actions: &[hooks::Action], json_out: bool) -> Result<()> {
     }
     for a in actions {
         outln!("{:<12} {} ({})", a.hook, a.did, a.path);
+        if let Some(d) = &a.diff {
+            for l in d.lines() {
+                outln!("    {l}");
+            }
+        }
     }
     Ok(())
 }
@@ -696,6 +741,10 @@ fn cmd_hook(h: HookCommand) -> Result<Outcome> {
         std::io::stdin()
             .read_to_end(&mut stdin)
             .map_err(|e| Error::refused(format!("{name}: reading stdin: {e}")))?;
+    }
+    if let Some(line) = hooks::probe::answer(name, &args, &stdin)? {
+        eprintln!("{line}");
+        return Ok(Outcome::Ok);
     }
     let mut chained = hooks::run::HookResult::default();
     let hook_dir = std::env::var_os("RAILS_HOOK_DIR").map(PathBuf::from);

@@ -1097,6 +1097,46 @@ impl Store {
         .map(|_| ())
     }
 
+    /// Which configuration file sets `key` last, as git reports it: `local`, `global`,
+    /// `system`, `worktree` or `command` (None when it is not set).
+    pub fn config_scope(&self, key: &str) -> Option<String> {
+        let out = self.git(&["config", "--show-scope", "--get", key]).ok()?;
+        out.split('\t').next().map(|s| s.trim().to_string())
+    }
+
+    /// Runs a hook exactly as git would (`git hook run`), with `stdin` fed from a file and
+    /// extra environment. Returns the exit code and everything it printed (git sends a hook's
+    /// stdout to stderr too).
+    pub fn run_hook(
+        &self,
+        name: &str,
+        args: &[&str],
+        stdin_file: &Path,
+        env: &[(&str, &Path)],
+    ) -> Result<(i32, String)> {
+        let dir = self.workdir.clone().unwrap_or_else(|| self.git_dir.clone());
+        let mut cmd = std::process::Command::new("git");
+        cmd.arg("hook")
+            .arg("run")
+            .arg("--ignore-missing")
+            .arg(format!("--to-stdin={}", stdin_file.display()))
+            .arg(name)
+            .arg("--")
+            .args(args)
+            .current_dir(&dir)
+            .stdin(std::process::Stdio::null());
+        for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "RAILS_SKIP"] {
+            cmd.env_remove(var);
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().ctx(format!("running git hook run {name}"))?;
+        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.push_str(&String::from_utf8_lossy(&out.stderr));
+        Ok((out.status.code().unwrap_or(-1), text))
+    }
+
     /// Sets a value in the repository's own configuration (`.git/config`).
     pub fn set_config(&self, key: &str, value: &str) -> Result<()> {
         self.git(&["config", "--local", key, value]).map(|_| ())

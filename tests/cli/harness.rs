@@ -217,6 +217,17 @@ impl TestRepo {
         cmd
     }
 
+    /// Runs another program (a hook manager) in the repository with the hermetic environment.
+    pub fn tool(&self, program: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = std::process::Command::new(program);
+        cmd.args(args);
+        self.env(&mut cmd);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Run::from(cmd.output().unwrap())
+    }
+
     /// Runs `git-rails` from a subfolder of the work tree.
     pub fn rails_in(&self, sub: &str, args: &[&str]) -> Run {
         let mut cmd = std::process::Command::new(bin("git-rails"));

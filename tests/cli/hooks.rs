@@ -14,7 +14,7 @@ fn path_with_bins() -> String {
 
 /// A repository with a bare remote `origin`, a frozen sprint S (one criterion, c1: done.txt
 /// exists) bound to main.
-fn repo_with_remote() -> (TestRepo, tempfile::TempDir) {
+pub(crate) fn repo_with_remote() -> (TestRepo, tempfile::TempDir) {
     let repo = TestRepo::new();
     let remote = tempfile::tempdir().unwrap();
     repo.git(&["init", "-q", "--bare", remote.path().to_str().unwrap()]);
@@ -28,7 +28,7 @@ fn repo_with_remote() -> (TestRepo, tempfile::TempDir) {
     (repo, remote)
 }
 
-fn prove(repo: &TestRepo) {
+pub(crate) fn prove(repo: &TestRepo) {
     repo.rails(&["evidence", "red", "c1"]).ok();
     repo.write("done.txt", "done\n");
     repo.commit_all("the work");
@@ -47,7 +47,7 @@ fn git_with_path(repo: &TestRepo, args: &[&str], env: &[(&str, &str)]) -> Run {
     repo.git_env(args, &e)
 }
 
-fn remote_ref(remote: &Path, name: &str) -> Option<String> {
+pub(crate) fn remote_ref(remote: &Path, name: &str) -> Option<String> {
     let out = std::process::Command::new("git")
         .args(["rev-parse", "--verify", "-q", name])
         .current_dir(remote)
@@ -372,17 +372,18 @@ fn a_missing_binary_fails_closed_and_status_finds_problems() {
     let hook = repo.path().join(".git/hooks/commit-msg");
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o644)).unwrap();
     let st = repo.rails_env(&["hooks", "status"], &[("PATH", "/usr/bin:/bin")]);
-    st.ok()
+    st.code(1)
         .stdout_has("commit-msg   not-executable")
         .stdout_has("lost its run bit")
         .stdout_has("git-rails is not on PATH");
     std::fs::remove_file(repo.path().join(".git/hooks/pre-push")).unwrap();
     repo.rails(&["hooks", "status"])
-        .ok()
-        .stdout_has("pre-push     missing");
+        .code(1)
+        .stdout_has("pre-push     missing, gate does NOT run");
     repo.rails(&["hooks", "install"]).ok();
     repo.rails(&["hooks", "status"])
         .ok()
+        .stdout_has("pre-push     installed, gate runs through git")
         .stdout_lacks("problem:");
 }
 
