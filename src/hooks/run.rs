@@ -424,6 +424,38 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
             out.say("  fetch the records (`git rails sync`) and add yours on top of them");
         }
     }
+    // A pushed evidence chain must replay from its first commit: a summary written by hand,
+    // or a record without its observation, never lands.
+    let evidence_updates: Vec<&(String, String, String)> = updates
+        .iter()
+        .filter(|(_, new, name)| !is_zero(new) && name.starts_with(crate::store::refs::EVIDENCE))
+        .collect();
+    if out.code == 0 && !evidence_updates.is_empty() {
+        let overrides: Vec<(String, ObjectId)> = updates
+            .iter()
+            .filter(|(_, new, name)| !is_zero(new) && name.starts_with("refs/rails/"))
+            .filter_map(|(_, new, name)| {
+                ObjectId::from_hex(new.as_bytes())
+                    .ok()
+                    .map(|id| (name.clone(), id))
+            })
+            .collect();
+        let view = store.with_ref_overrides(overrides)?;
+        for (_, new, name) in evidence_updates {
+            let sprint = &name[crate::store::refs::EVIDENCE.len()..];
+            let tip = ObjectId::from_hex(new.as_bytes())
+                .map_err(|e| Error::refused(format!("pre-receive: bad oid {new}: {e}")))?;
+            let derived = crate::evidence::chain::derive_uncached(&view, sprint, tip)?;
+            if let Some(p) = derived.problem {
+                out.code = 1;
+                out.say(format!(
+                    "git-rails: update of {name} refused: {}",
+                    p.line(sprint)
+                ));
+                out.say(format!("  {}", p.fix(sprint)));
+            }
+        }
+    }
     if receive_gate && out.code == 0 {
         let overrides: Vec<(String, ObjectId)> = updates
             .iter()
