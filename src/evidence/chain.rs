@@ -139,7 +139,7 @@ pub fn derive(store: &Store, sprint: &str) -> Result<Derived> {
         .map(|c| c.to_string());
     let cache = read_cache(store, sprint).filter(|c| c.contracts == contracts);
     if let Some(c) = &cache {
-        if c.tip == tip.to_string() {
+        if ObjectId::from_hex(c.tip.as_bytes()).ok() == Some(tip) {
             return Ok(Derived {
                 state: c.state.clone(),
                 tip: Some(tip),
