@@ -1359,6 +1359,13 @@ pub fn cmd_sync(a: SyncArgs, prog: &str) -> Result<Outcome> {
             report.attempts
         );
         for c in &report.conflicts {
+            if c.kind == "evidence-chain" {
+                eprintln!(
+                    "{prog}: {}: not synced, nothing was merged or pushed: {}",
+                    c.name, c.settle
+                );
+                continue;
+            }
             eprintln!(
                 "{prog}: conflict: {} — this clone and {remote} froze different contents after {}:",
                 c.name,

@@ -943,3 +943,40 @@ fn a_remote_without_the_hook_that_rewrote_records_is_refused_not_followed() {
         v1
     );
 }
+
+/// A chain that does not replay is neither pushed from here nor taken from the remote.
+#[test]
+fn an_evidence_chain_that_does_not_replay_is_not_synced() {
+    let t = team(2);
+    let (a, b) = (&t.clones[0], &t.clones[1]);
+    freeze(a, "S", json!([needs_file("c1", "proof-1")]));
+    a.rails(&["sync"]).ok();
+    b.rails(&["sync"]).ok();
+    a.rails(&["evidence", "red", "S", "c1"]).ok();
+    let bad = crate::status_gate::forge_surfaced(a);
+    let run = a.rails(&["sync"]);
+    run.code(1)
+        .stderr_has("refs/rails/evidence/S: not synced, nothing was merged or pushed")
+        .stderr_has(&format!("does not replay at {}", &bad[..12]));
+    assert!(t
+        .remote
+        .git_run(&["rev-parse", "-q", "--verify", "refs/rails/evidence/S"])
+        .stdout
+        .trim()
+        .is_empty());
+    // Put on the remote behind its hook's back: the other clone does not take it.
+    t.remote.git(&[
+        "fetch",
+        "-q",
+        &a.path().display().to_string(),
+        "refs/rails/evidence/S:refs/rails/evidence/S",
+    ]);
+    b.rails(&["sync"])
+        .code(1)
+        .stderr_has("the remote's chain: refs/rails/evidence/S does not replay at");
+    assert!(b
+        .git_run(&["rev-parse", "-q", "--verify", "refs/rails/evidence/S"])
+        .stdout
+        .trim()
+        .is_empty());
+}
