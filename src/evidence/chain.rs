@@ -335,6 +335,88 @@ impl Replayer<'_> {
         Ok(c)
     }
 
+    /// The first path the commit changes besides its record (`<stem>.json`, `<stem>.log`), the
+    /// tree it observed (`trees/<id>`, added) and `state.json`; None when there is none. Walks
+    /// only the folders on the record's path, one level each.
+    fn foreign_change(
+        &self,
+        parent: ObjectId,
+        tree: ObjectId,
+        stem: &str,
+        observed: Option<&str>,
+    ) -> Result<Option<String>> {
+        let store = self.store;
+        let (dir, name) = stem.rsplit_once('/').unwrap_or(("", stem));
+        let allowed_files = [format!("{name}.json"), format!("{name}.log")];
+        for top in store.differing_entries(Some(parent), Some(tree))? {
+            match top.as_str() {
+                STATE_FILE => {}
+                TREES_DIR => {
+                    let (a, b) = (
+                        store.entry_at(parent, TREES_DIR)?,
+                        store.entry_at(tree, TREES_DIR)?,
+                    );
+                    for t in store.differing_entries(a, b)? {
+                        let added = a
+                            .map(|a| store.entry_at(a, &t))
+                            .transpose()?
+                            .flatten()
+                            .is_none();
+                        if observed != Some(t.as_str()) || !added {
+                            return Ok(Some(format!("{TREES_DIR}/{t}")));
+                        }
+                    }
+                }
+                _ => {
+                    // Down the record's folders: at each level only the next one may differ.
+                    let mut path = String::new();
+                    let mut expect = dir.split('/').peekable();
+                    let mut next = Some(top.clone());
+                    let mut here = top;
+                    loop {
+                        let want = expect.next();
+                        if next.as_deref() != want {
+                            return Ok(Some(if path.is_empty() {
+                                here
+                            } else {
+                                format!("{path}/{here}")
+                            }));
+                        }
+                        path = if path.is_empty() {
+                            here.clone()
+                        } else {
+                            format!("{path}/{here}")
+                        };
+                        let (a, b) = (store.entry_at(parent, &path)?, store.entry_at(tree, &path)?);
+                        let changed = store.differing_entries(a, b)?;
+                        if expect.peek().is_none() {
+                            if let Some(f) = changed.iter().find(|f| !allowed_files.contains(f)) {
+                                return Ok(Some(format!("{path}/{f}")));
+                            }
+                            break;
+                        }
+                        match changed.as_slice() {
+                            [] => break,
+                            [one] => {
+                                here = one.clone();
+                                next = Some(one.clone());
+                            }
+                            [first, ..] => {
+                                let want = expect.peek().copied();
+                                let odd = changed
+                                    .iter()
+                                    .find(|c| Some(c.as_str()) != want)
+                                    .unwrap_or(first);
+                                return Ok(Some(format!("{path}/{odd}")));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
     /// Applies one commit to `state`; Some(what is wrong) when it is not one legal transition.
     fn step(
         &mut self,
@@ -374,13 +456,13 @@ impl Replayer<'_> {
             .unwrap_or_else(|| Criterion::new(Proof::Check));
         let stem = record_stem(&shape, id, t);
         let json_path = format!("{stem}.json");
-        let Some(blob) = store.blob_id_at(info.tree, &json_path)? else {
+        let Some(blob) = store.entry_at(info.tree, &json_path)? else {
             return Ok(Some(format!(
                 "its {} record {json_path} is missing",
                 t.as_str().to_uppercase()
             )));
         };
-        if store.blob_id_at(parent_tree, &json_path)? == Some(blob) {
+        if store.entry_at(parent_tree, &json_path)? == Some(blob) {
             return Ok(Some(format!(
                 "its record {json_path} is the one an earlier commit wrote, so it records nothing new"
             )));
@@ -426,7 +508,7 @@ impl Replayer<'_> {
                 .ok()
                 .map(|want| {
                     store
-                        .tree_id_at(info.tree, &format!("{TREES_DIR}/{tree}"))
+                        .entry_at(info.tree, &format!("{TREES_DIR}/{tree}"))
                         .map(|got| got == Some(want))
                 })
                 .transpose()?
@@ -438,17 +520,12 @@ impl Replayer<'_> {
                 )));
             }
         }
-        let observed = record.tree.as_deref().map(|t| format!("{TREES_DIR}/{t}/"));
-        for path in store.changed_paths(parent_tree, info.tree)? {
-            let ours = path == STATE_FILE
-                || path == json_path
-                || path == format!("{stem}.log")
-                || observed.as_deref().is_some_and(|o| path.starts_with(o));
-            if !ours {
-                return Ok(Some(format!(
-                    "it also changes {path}, which is not this transition's record"
-                )));
-            }
+        if let Some(path) =
+            self.foreign_change(parent_tree, info.tree, &stem, record.tree.as_deref())?
+        {
+            return Ok(Some(format!(
+                "it also changes {path}, which is not this transition's record"
+            )));
         }
         apply(&mut c, t, &check, record);
         let status = c.status;

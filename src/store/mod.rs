@@ -1023,6 +1023,59 @@ impl Store {
             .collect())
     }
 
+    /// The id of the entry at `path` in `tree` (a file or a folder), or None; each folder is
+    /// read once per store.
+    pub fn entry_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
+        let mut current = tree;
+        let mut parts = path.split('/').filter(|p| !p.is_empty()).peekable();
+        while let Some(name) = parts.next() {
+            let index = self.tree_index(current)?;
+            let Some(&(id, nature)) = index.get(name.as_bytes()) else {
+                return Ok(None);
+            };
+            if parts.peek().is_none() {
+                return Ok(Some(id));
+            }
+            if nature != EntryNature::Tree {
+                return Ok(None);
+            }
+            current = id;
+        }
+        Ok(Some(current))
+    }
+
+    /// The names of the entries that differ between two folders (added, removed or changed),
+    /// one level deep; each folder is read once per store.
+    pub fn differing_entries(
+        &self,
+        a: Option<ObjectId>,
+        b: Option<ObjectId>,
+    ) -> Result<Vec<String>> {
+        if a == b {
+            return Ok(Vec::new());
+        }
+        let empty = TreeIndex::new();
+        let ia = a.map(|t| self.tree_index(t)).transpose()?;
+        let ib = b.map(|t| self.tree_index(t)).transpose()?;
+        let (ia, ib) = (
+            ia.as_deref().unwrap_or(&empty),
+            ib.as_deref().unwrap_or(&empty),
+        );
+        let mut out: Vec<String> = Vec::new();
+        for (name, (id, _)) in ia {
+            if ib.get(name).map(|e| e.0) != Some(*id) {
+                out.push(String::from_utf8_lossy(name).into_owned());
+            }
+        }
+        for name in ib.keys() {
+            if !ia.contains_key(name) {
+                out.push(String::from_utf8_lossy(name).into_owned());
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
     /// The id of the tree at `path` in `tree` (a folder), or None.
     pub fn tree_id_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
         let tree = self

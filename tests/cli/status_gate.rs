@@ -904,3 +904,35 @@ fn a_replayed_chain_is_kept_by_tip_and_a_changed_tip_is_replayed_again() {
         .code(2)
         .stdout_has("cycles/c1/1/cleanup-2.json is missing");
 }
+
+#[test]
+fn a_transition_that_also_rewrites_an_earlier_record_does_not_replay() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    accept(&repo, "red", "c1", &[]);
+    let mut st = state(&repo);
+    st["criteria"]["c1"]["cleanupReceipts"] = json!(1);
+    let receipt = json!({"transition": "cleanup", "at": "2026-12-01T00:00:00Z",
+        "note": "nothing was started", "contractVersion": "v1"});
+    let mut red: Value =
+        serde_json::from_str(&repo.git(&["show", "refs/rails/evidence/S:cycles/c1/1/red.json"]))
+            .unwrap();
+    red["summary"] = json!("rewritten");
+    forge(
+        &repo,
+        &[
+            (
+                "cycles/c1/1/cleanup-1.json",
+                serde_json::to_string_pretty(&receipt).unwrap(),
+            ),
+            (
+                "cycles/c1/1/red.json",
+                serde_json::to_string_pretty(&red).unwrap(),
+            ),
+            ("state.json", serde_json::to_string_pretty(&st).unwrap()),
+        ],
+        "evidence S cleanup c1\n\nRails-Sprint: S\nRails-Transition: cleanup c1",
+    );
+    repo.rails(&["gate", "S"])
+        .code(2)
+        .stdout_has("it also changes cycles/c1/1/red.json, which is not this transition's record");
+}
