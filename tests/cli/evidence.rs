@@ -1327,3 +1327,23 @@ fn a_runtime_check_may_go_green_on_the_reds_tree() {
     );
     drop(listener);
 }
+
+#[test]
+fn doctor_lists_records_whose_trees_carry_files_no_commit_holds() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    // Staged when the RED was taken, then unstaged and never committed: the record's tree
+    // carries it (as every record written before untracked files were left out may).
+    repo.write("secret.txt", "TOKEN=1\n");
+    repo.git(&["add", "secret.txt"]);
+    accept(&repo, "red", "c1", &[]);
+    repo.git(&["rm", "-q", "--cached", "secret.txt"]);
+    let run = repo.rails(&["doctor"]);
+    run.code(1)
+        .stdout_has("untracked-content: refs/rails/evidence/S carries trees/")
+        .stdout_has("secret.txt")
+        .stdout_has("git update-ref -d refs/rails/evidence/S");
+    // Once committed, it is no longer reported.
+    repo.git(&["add", "secret.txt"]);
+    repo.git(&["commit", "-q", "-m", "secret is fine after all"]);
+    repo.rails(&["doctor"]).stdout_lacks("untracked-content");
+}
