@@ -51,6 +51,17 @@ pub enum RailsCommand {
     /// Write the criteria, each cycle's RED → GREEN → SURFACE timeline with output tails, the
     /// receipts and the gate's verdict as one self-contained HTML file (no network, no script)
     Report(ReportArgs),
+    /// Replay the evidence and tell every criterion; with --rerun, run each proven check again
+    /// in a clean temporary checkout (what CI runs)
+    ///
+    /// Without --rerun: the gate's verdict on the commit, from the objects alone (the evidence
+    /// chain replayed from its first commit, no local cache), with what each criterion's
+    /// records say. With --rerun: each proven check also runs again on the judged commit, and
+    /// each RED on the tree its RED recorded, each in a temporary checkout (never the work tree
+    /// or the index); a GREEN that does not pass again or a RED that does not fail again is
+    /// reported. Runtime checks (http_status, process_listening, db_query) are not run again.
+    /// Exit 0 when done, 2 when not, other codes when it could not decide.
+    Verify(VerifyArgs),
     /// Run the planner → implementer → reviewer → deployer hand-offs as a persisted state machine
     #[command(subcommand)]
     Pipeline(PipelineCommand),
@@ -298,6 +309,10 @@ pub struct EvidenceArgs {
     /// Where the result can be seen or the receipt is kept (a screenshot, a report, a URL)
     #[arg(long, value_name = "PATH")]
     pub path: Option<String>,
+    /// green only: accept a GREEN on the same tracked tree as its RED, saying what changed
+    /// outside the tree (a service started, a tool installed); shown by status, gate and verify
+    #[arg(long, value_name = "TEXT")]
+    pub because: Option<String>,
     /// Print what was recorded as JSON
     #[arg(long)]
     pub json: bool,
@@ -338,6 +353,25 @@ pub struct ReportArgs {
     /// The HTML file to write (replaced when it exists)
     #[arg(long, value_name = "FILE", required = true)]
     pub html: std::path::PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The sprint (default: the one bound to the branch)
+    pub sprint: Option<String>,
+    /// The commit judged (default: HEAD)
+    #[arg(long, value_name = "REV")]
+    pub commit: Option<String>,
+    /// Run each proven check again on the commit, and each RED on its recorded tree, in a
+    /// clean temporary checkout
+    #[arg(long)]
+    pub rerun: bool,
+    /// Print the rails-verify/v1 document
+    #[arg(long)]
+    pub json: bool,
+    /// Also write a JUnit report (one test case for the chain, one per criterion) to FILE
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -546,6 +580,7 @@ pub fn run(cli: RailsCli) -> Result<Outcome> {
         RailsCommand::Status(a) => cmd_status(a),
         RailsCommand::Gate(a) => cmd_gate(a),
         RailsCommand::Report(a) => cmd_report(a),
+        RailsCommand::Verify(a) => cmd_verify(a),
         RailsCommand::Pipeline(p) => cmd_pipeline(p),
         RailsCommand::Hooks(h) => cmd_hooks(h),
         RailsCommand::Hook(h) => cmd_hook(h),
@@ -912,6 +947,20 @@ fn cmd_evidence(t: Transition, a: EvidenceArgs) -> Result<Outcome> {
     };
     let note = a.note.as_deref().filter(|n| !n.trim().is_empty());
     let path = a.path.as_deref().filter(|p| !p.trim().is_empty());
+    let because = match a.because.as_deref() {
+        Some(_) if t != Transition::Green => {
+            return Err(Error::usage(format!(
+                "--because is for green only (what changed outside the tree between RED and GREEN), not for {}",
+                t.as_str()
+            )))
+        }
+        Some(b) if b.trim().is_empty() => {
+            return Err(Error::usage(
+                "--because needs the text of what changed outside the tree",
+            ))
+        }
+        b => b.map(str::trim),
+    };
     let rec = evidence::transition(
         &store,
         &evidence::Request {
@@ -920,6 +969,7 @@ fn cmd_evidence(t: Transition, a: EvidenceArgs) -> Result<Outcome> {
             transition: t,
             note,
             path,
+            because,
         },
     )?;
     if a.json {
@@ -1034,6 +1084,35 @@ fn cmd_gate(a: GateArgs) -> Result<Outcome> {
         for m in &report.missing {
             outln!("- {} {}: {}", m.criterion, m.reason, m.command);
         }
+    }
+    Ok(if report.done {
+        Outcome::Ok
+    } else {
+        Outcome::Blocked
+    })
+}
+
+fn cmd_verify(a: VerifyArgs) -> Result<Outcome> {
+    let could_not = "verify could not run; completion remains blocked";
+    let store = Store::discover().map_err(|e| e.context(could_not))?;
+    let sprint = resolve_sprint(&store, a.sprint).map_err(|e| e.context(could_not))?;
+    let commit = match &a.commit {
+        Some(rev) => store
+            .resolve_commit(rev)
+            .map_err(|e| e.context(could_not))?,
+        None => store.head_commit()?.ok_or_else(|| {
+            Error::refused(format!("{could_not}: there is no commit to judge yet"))
+        })?,
+    };
+    let report = evidence::verify::verify(&store, &sprint, commit, a.rerun)
+        .map_err(|e| e.context(could_not))?;
+    if let Some(path) = &a.junit {
+        crate::store::atomic_write(path, evidence::verify::junit(&report).as_bytes())?;
+    }
+    if a.json {
+        super::print_json(&report)?;
+    } else {
+        out!("{}", evidence::verify::render(&report));
     }
     Ok(if report.done {
         Outcome::Ok
@@ -1573,6 +1652,13 @@ pub fn cmd_sync(a: SyncArgs, prog: &str) -> Result<Outcome> {
             report.attempts
         );
         for c in &report.conflicts {
+            if c.kind == "evidence-chain" {
+                eprintln!(
+                    "{prog}: {}: not synced, nothing was merged or pushed: {}",
+                    c.name, c.settle
+                );
+                continue;
+            }
             eprintln!(
                 "{prog}: conflict: {} — this clone and {remote} froze different contents after {}:",
                 c.name,

@@ -5,7 +5,7 @@
 use super::checks::Status;
 use super::validate::Report;
 
-fn escape(s: &str) -> String {
+pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use super::{load_view, next_command, spec_changed, CriterionStatus, Proof};
+use super::chain::{self, Problem};
+use super::{next_command, spec_changed, CriterionStatus, Proof};
 use crate::contract::{self, validate::glob_matcher};
 use crate::error::{Error, Result};
 use crate::store::{ObjectId, Store};
@@ -38,6 +39,9 @@ pub struct CriterionReport {
     /// The check changed in a newer contract version than the one it was proven under.
     pub needs_reopen: bool,
     pub bound_tree: Option<String>,
+    /// A GREEN on its RED's tracked tree: what changed outside the tree, as its recorder said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub because: Option<String>,
 }
 
 /// The `rails-status/v1` document (the gate's too).
@@ -59,6 +63,10 @@ pub struct Report {
     /// Turns an agent ended with this sprint unproven (after `rails.agentStopLimit` blocked
     /// stops with nothing moved): "agent ended its turn with <sprint> unproven (session <id>)".
     pub agent_turns_ended: Vec<crate::hooks::agent::EndedTurn>,
+    /// The first commit of the evidence chain that does not replay (the criteria are then as
+    /// the commits before it replay, and the sprint is not done).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chain_problem: Option<Problem>,
 }
 
 fn short(id: &Option<String>) -> Option<String> {
@@ -88,9 +96,21 @@ pub fn evaluate_tree(
     commit_tree: Option<ObjectId>,
 ) -> Result<Report> {
     let frozen = contract::require_newest(store, sprint)?;
-    let criteria_state = load_view(store, sprint)?;
+    let derived = chain::derive(store, sprint)?;
+    let criteria_state = derived.state.criteria;
     let mut criteria = Vec::new();
     let mut missing = Vec::new();
+    if let Some(p) = &derived.problem {
+        missing.push(Step {
+            criterion: "evidence".into(),
+            reason: format!(
+                "chain does not replay at {}: {}",
+                &p.commit[..12.min(p.commit.len())],
+                p.what
+            ),
+            command: "git rails doctor".into(),
+        });
+    }
     let mut no_receipt = Vec::new();
     let mut stale_ids = Vec::new();
     for check in &frozen.contract.dod.checks {
@@ -190,6 +210,9 @@ pub fn evaluate_tree(
             stale,
             needs_reopen,
             bound_tree: c.and_then(|c| c.binding.as_ref()).map(|b| b.tree.clone()),
+            because: c
+                .and_then(|c| c.green.as_ref())
+                .and_then(|g| g.because.clone()),
         });
     }
     let done = !criteria.is_empty() && missing.is_empty();
@@ -205,6 +228,7 @@ pub fn evaluate_tree(
         stale: stale_ids,
         missing,
         agent_turns_ended: crate::hooks::agent::ended_turns(store, sprint)?,
+        chain_problem: derived.problem,
     })
 }
 
@@ -247,6 +271,16 @@ pub fn render_status(r: &Report) -> String {
             s.push_str(" [check changed: reopen]");
         }
         s.push('\n');
+        if let Some(b) = &c.because {
+            s.push_str(&format!("    GREEN on the RED's tree, because: {b}\n"));
+        }
+    }
+    if let Some(p) = &r.chain_problem {
+        s.push_str(&format!(
+            "Evidence chain does not replay: {}\n",
+            p.line(&r.sprint)
+        ));
+        s.push_str(&format!("  {}\n", p.fix(&r.sprint)));
     }
     s.push_str(&format!("No teardown receipt {}", r.no_receipt.len()));
     if !r.no_receipt.is_empty() {

@@ -5,7 +5,9 @@
 //! holding `state.json` and `cycles/<criterion>/<n>/…` (every record and captured log, archived
 //! cycles included). Writers hold the sprint's lock and move the ref by compare-and-swap.
 
+pub mod chain;
 pub mod gate;
+pub mod verify;
 
 use std::collections::BTreeMap;
 
@@ -99,6 +101,13 @@ pub struct Record {
     pub contract_version: String,
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub evidence: Value,
+    /// A GREEN on the same tracked tree as its RED: what changed outside the tree (`--because`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub because: Option<String>,
+    /// The paths git did not track when the check ran, by name only (for the audit; their
+    /// content is never recorded, and they never decide staleness).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub untracked: Vec<String>,
 }
 
 /// Where a criterion is bound: the tree it was proven on.
@@ -317,6 +326,8 @@ pub struct Request<'a> {
     pub transition: Transition,
     pub note: Option<&'a str>,
     pub path: Option<&'a str>,
+    /// For a GREEN on the same tracked tree as its RED: what changed outside the tree.
+    pub because: Option<&'a str>,
 }
 
 /// What a transition recorded.
@@ -491,6 +502,42 @@ fn prerequisites_hold(frozen: &Frozen, root: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
+/// How many untracked paths a record lists by name at most.
+const UNTRACKED_LISTED: usize = 200;
+
+/// The kinds that judge the repository's content: their GREEN must follow a change to it.
+pub fn judges_tree(kind: CheckKind) -> bool {
+    matches!(
+        kind,
+        CheckKind::FileExists
+            | CheckKind::CommandSuccess
+            | CheckKind::RegexInFile
+            | CheckKind::ArtifactSchema
+    )
+}
+
+/// A GREEN whose tracked tree is its RED's proves nothing changed: refused unless it says what
+/// changed outside the tree (`because`). The runtime kinds are exempt.
+pub fn unchanged_green(
+    id: &str,
+    c: &Criterion,
+    check: &Check,
+    green: &Record,
+    because: bool,
+) -> Option<Error> {
+    if because || !judges_tree(check.kind) {
+        return None;
+    }
+    let red_tree = c.red.as_ref().and_then(|r| r.tree.as_deref())?;
+    (green.tree.as_deref() == Some(red_tree)).then(|| {
+        Error::refused(format!(
+            "GREEN of {} is on the same tracked tree as its RED ({}): nothing git tracks changed, so this pass proves no change made it pass.",
+            q(id),
+            &red_tree[..12.min(red_tree.len())]
+        ))
+    })
+}
+
 fn now() -> String {
     jiff::Timestamp::now().to_string()
 }
@@ -584,7 +631,11 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
 
     // Re-read under the lock, and retry if another clone's writer moved the ref anyway.
     for _ in 0..20 {
-        let (mut state, tip) = load(store, sprint)?;
+        let derived = chain::derive(store, sprint)?;
+        if let Some(p) = &derived.problem {
+            return Err(p.refusal(sprint));
+        }
+        let (mut state, tip) = (derived.state, derived.tip);
         let proof = Proof::of(check.kind);
         let criterion = state
             .criteria
@@ -609,6 +660,8 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
             path: req.path.map(str::to_string),
             contract_version: frozen.version.clone(),
             evidence: Value::Null,
+            because: None,
+            untracked: Vec::new(),
         };
 
         let mut captured_log = None;
@@ -645,6 +698,15 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
             }
             record.evidence = ev;
             refuse_outcome(req, &check, &outcome)?;
+            if req.transition == Transition::Green {
+                if let Some(e) = unchanged_green(id, &c, &check, &record, req.because.is_some()) {
+                    return Err(e.hint(format!(
+                        "change the tracked files (a new file counts once added: `git add <file>`), then run `git rails evidence green {sprint} {id}` again; if what changed is outside the tree (a service, a tool), say what: `git rails evidence green {sprint} {id} --because \"<what changed>\"`"
+                    )));
+                }
+                record.because = req.because.map(str::to_string);
+            }
+            record.untracked = store.untracked_paths(UNTRACKED_LISTED)?;
             // Written even when empty, so a re-capture never sits beside an older run's log.
             captured_log = Some(log);
         }
@@ -810,10 +872,69 @@ pub fn replay(
         .cloned()
         .unwrap_or_else(|| Criterion::new(proof));
     check_allowed(req, &c, check)?;
+    check_record(req, &c, check, &record)?;
     let stem = record_stem(&c, id, req.transition);
     apply(&mut c, req.transition, check, record);
     state.criteria.insert(id.to_string(), c);
     Ok(stem)
+}
+
+/// Refuses a recorded transition whose record does not prove what the transition claims: a
+/// RED without an observed failure of that check, a GREEN (or recheck, or a review's surface)
+/// without an observed pass, an observation bound to no tree, or a GREEN on its RED's tree with
+/// no reason given. What `transition` refuses before writing, said of a record already written.
+pub fn check_record(
+    req: &Request<'_>,
+    c: &Criterion,
+    check: &Check,
+    record: &Record,
+) -> Result<()> {
+    let t = req.transition;
+    if record.transition != t.as_str() {
+        return Err(Error::refused(format!(
+            "its record says it is a {} record, not a {} one",
+            record.transition,
+            t.as_str()
+        )));
+    }
+    let observes = matches!(t, Transition::Red | Transition::Green | Transition::Recheck)
+        || (t == Transition::Surface && c.proof == Proof::Review);
+    if !observes {
+        return Ok(());
+    }
+    let want = if t == Transition::Red {
+        CheckStatus::Fail
+    } else {
+        CheckStatus::Pass
+    };
+    if record.check_status != Some(want) {
+        return Err(Error::refused(format!(
+            "its {} record holds no {} observation of the check (it says {})",
+            t.as_str().to_uppercase(),
+            if want == CheckStatus::Pass {
+                "passing"
+            } else {
+                "failing"
+            },
+            record
+                .check_status
+                .map(|s| format!("{s:?}").to_lowercase())
+                .unwrap_or_else(|| "nothing".into())
+        )));
+    }
+    if record.tree.is_none() {
+        return Err(Error::refused(format!(
+            "its {} record names no tree the check ran on",
+            t.as_str().to_uppercase()
+        )));
+    }
+    if t == Transition::Green {
+        if let Some(e) = unchanged_green(req.criterion, c, check, record, record.because.is_some())
+        {
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

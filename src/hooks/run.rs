@@ -548,6 +548,38 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
             out.say("  fetch the records (`git rails sync`) and add yours on top of them");
         }
     }
+    // A pushed evidence chain must replay from its first commit: a summary written by hand,
+    // or a record without its observation, never lands.
+    let evidence_updates: Vec<&(String, String, String)> = updates
+        .iter()
+        .filter(|(_, new, name)| !is_zero(new) && name.starts_with(crate::store::refs::EVIDENCE))
+        .collect();
+    if out.code == 0 && !evidence_updates.is_empty() {
+        let overrides: Vec<(String, ObjectId)> = updates
+            .iter()
+            .filter(|(_, new, name)| !is_zero(new) && name.starts_with("refs/rails/"))
+            .filter_map(|(_, new, name)| {
+                ObjectId::from_hex(new.as_bytes())
+                    .ok()
+                    .map(|id| (name.clone(), id))
+            })
+            .collect();
+        let view = store.with_ref_overrides(overrides)?;
+        for (_, _, name) in evidence_updates {
+            let sprint = &name[crate::store::refs::EVIDENCE.len()..];
+            // The view reads the pushed tip; the server's own kept replay of what it accepted
+            // before means only the new commits are replayed.
+            let derived = crate::evidence::chain::derive(&view, sprint)?;
+            if let Some(p) = derived.problem {
+                out.code = 1;
+                out.say(format!(
+                    "git-rails: update of {name} refused: {}",
+                    p.line(sprint)
+                ));
+                out.say(format!("  {}", p.fix(sprint)));
+            }
+        }
+    }
     let policy = Policy::read(store)?;
     let gated = receive_gate || policy.has_patterns() || policy.require_sprint;
     if gated && out.code == 0 {

@@ -959,9 +959,10 @@ impl Store {
         Ok(out)
     }
 
-    /// The tree id of the work tree as it is now (tracked and untracked files, ignored ones
-    /// left out), written through a temporary index so the user's index and work tree are
-    /// untouched; and whether it differs from HEAD's tree.
+    /// The tree id of the tracked content as it is now (HEAD, the index, and the changes to
+    /// tracked files in the work tree), written through a temporary index so the user's index
+    /// and work tree are untouched; and whether it differs from HEAD's tree. Files git does not
+    /// track never enter it: a record carries this tree to every clone the records reach.
     pub fn worktree_tree(&self) -> Result<(ObjectId, bool)> {
         self.workdir()?;
         let tree = self.tree_through_temp_index(&self.git_dir.join("index"), true)?;
@@ -1002,8 +1003,8 @@ impl Store {
         self.tree_through_temp_index(&index, false)
     }
 
-    /// `git write-tree` on a copy of `index` (optionally after `git add -A`), so neither the
-    /// index nor the work tree changes.
+    /// `git write-tree` on a copy of `index` (optionally after `git add -u`: changes to tracked
+    /// files only), so neither the index nor the work tree changes.
     fn tree_through_temp_index(&self, index: &Path, add_all: bool) -> Result<ObjectId> {
         // A fresh path in a private folder: git refuses an existing empty file as an index.
         let tmp_dir = tempfile::Builder::new()
@@ -1017,11 +1018,129 @@ impl Store {
         }
         let env = [("GIT_INDEX_FILE", tmp_index.as_path())];
         if add_all {
-            self.git_with(&["add", "-A", "--", "."], &env)?;
+            self.git_with(&["add", "-u"], &env)?;
         }
         let hex = self.git_with(&["write-tree"], &env)?;
         ObjectId::from_hex(hex.trim().as_bytes())
             .ctx(format!("reading the tree id {:?}", hex.trim()))
+    }
+
+    /// The paths of the work tree git does not track and does not ignore (by name only: their
+    /// content is never read), at most `limit` of them.
+    pub fn untracked_paths(&self, limit: usize) -> Result<Vec<String>> {
+        let out = self.git(&[
+            "ls-files",
+            "-z",
+            "--others",
+            "--exclude-standard",
+            "--full-name",
+        ])?;
+        Ok(out
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .take(limit)
+            .map(str::to_string)
+            .collect())
+    }
+
+    /// The id of the entry at `path` in `tree` (a file or a folder), or None; each folder is
+    /// read once per store.
+    pub fn entry_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
+        let mut current = tree;
+        let mut parts = path.split('/').filter(|p| !p.is_empty()).peekable();
+        while let Some(name) = parts.next() {
+            let index = self.tree_index(current)?;
+            let Some(&(id, nature)) = index.get(name.as_bytes()) else {
+                return Ok(None);
+            };
+            if parts.peek().is_none() {
+                return Ok(Some(id));
+            }
+            if nature != EntryNature::Tree {
+                return Ok(None);
+            }
+            current = id;
+        }
+        Ok(Some(current))
+    }
+
+    /// The names of the entries that differ between two folders (added, removed or changed),
+    /// one level deep; each folder is read once per store.
+    pub fn differing_entries(
+        &self,
+        a: Option<ObjectId>,
+        b: Option<ObjectId>,
+    ) -> Result<Vec<String>> {
+        if a == b {
+            return Ok(Vec::new());
+        }
+        let empty = TreeIndex::new();
+        let ia = a.map(|t| self.tree_index(t)).transpose()?;
+        let ib = b.map(|t| self.tree_index(t)).transpose()?;
+        let (ia, ib) = (
+            ia.as_deref().unwrap_or(&empty),
+            ib.as_deref().unwrap_or(&empty),
+        );
+        let mut out: Vec<String> = Vec::new();
+        for (name, (id, _)) in ia {
+            if ib.get(name).map(|e| e.0) != Some(*id) {
+                out.push(String::from_utf8_lossy(name).into_owned());
+            }
+        }
+        for name in ib.keys() {
+            if !ia.contains_key(name) {
+                out.push(String::from_utf8_lossy(name).into_owned());
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// The id of the tree at `path` in `tree` (a folder), or None.
+    pub fn tree_id_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .ctx(format!("reading tree {tree}"))?;
+        let entry = tree
+            .lookup_entry_by_path(path)
+            .ctx(format!("looking up {path}"))?;
+        Ok(entry.filter(|e| e.mode().is_tree()).map(|e| e.object_id()))
+    }
+
+    /// Checks out `tree` into a new folder `dir` (a detached `git worktree`, hooks off), for
+    /// re-running a check on exactly that content; the user's work tree and index are not
+    /// touched. Remove it with [`Store::remove_checkout`].
+    pub fn checkout_tree(&self, tree: ObjectId, dir: &Path) -> Result<()> {
+        let commit = self.git(&[
+            "commit-tree",
+            &tree.to_string(),
+            "-m",
+            "git-rails verify: a temporary checkout",
+        ])?;
+        let no_hooks = dir.with_extension("hooks");
+        std::fs::create_dir_all(&no_hooks).ctx(format!("creating {}", no_hooks.display()))?;
+        let hooks = format!("core.hooksPath={}", no_hooks.display());
+        let target = dir.to_string_lossy();
+        self.git(&[
+            "-c",
+            &hooks,
+            "worktree",
+            "add",
+            "--detach",
+            "--quiet",
+            target.as_ref(),
+            commit.trim(),
+        ])?;
+        Ok(())
+    }
+
+    /// Removes a checkout made by [`Store::checkout_tree`] and its worktree entry.
+    pub fn remove_checkout(&self, dir: &Path) -> Result<()> {
+        let target = dir.to_string_lossy();
+        self.git(&["worktree", "remove", "--force", target.as_ref()])?;
+        let _ = std::fs::remove_dir_all(dir.with_extension("hooks"));
+        Ok(())
     }
 
     /// Whether `old` is an ancestor of `new` (a fast-forward), as git decides it; works on

@@ -79,6 +79,82 @@ fn referenced(store: &Store) -> Result<Vec<(String, String)>> {
     Ok(out)
 }
 
+/// The observed trees of a chain (`trees/<id>`) holding files that no commit the records name
+/// holds: content that was never committed (possibly never tracked). By tree, with the paths.
+fn uncommitted_content(store: &Store, tip: ObjectId) -> Result<Vec<(String, Vec<String>)>> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    for c in store.chain(tip)? {
+        if c.trailer("Rails-Transition").is_none() {
+            continue;
+        }
+        for path in store.changed_paths(
+            c.parents
+                .first()
+                .map(|p| store.tree_of(*p))
+                .transpose()?
+                .unwrap_or_else(|| ObjectId::empty_tree(store.repo().object_hash())),
+            c.tree,
+        )? {
+            if !path.ends_with(".json") || !path.starts_with("cycles/") {
+                continue;
+            }
+            let Some(bytes) = store.read_file_in_tree(c.tree, &path)? else {
+                continue;
+            };
+            let Ok(r) = serde_json::from_slice::<Value>(&bytes) else {
+                continue;
+            };
+            let (Some(tree), head) = (
+                r.get("tree").and_then(Value::as_str),
+                r.get("head").and_then(Value::as_str),
+            ) else {
+                continue;
+            };
+            if !seen.insert(tree.to_string()) {
+                continue;
+            }
+            let Ok(tree_id) = ObjectId::from_hex(tree.as_bytes()) else {
+                continue;
+            };
+            if !store.has_object(tree_id) {
+                continue;
+            }
+            let base = match head.and_then(|h| ObjectId::from_hex(h.as_bytes()).ok()) {
+                Some(h) if store.has_object(h) => store.tree_of(h)?,
+                _ => ObjectId::empty_tree(store.repo().object_hash()),
+            };
+            let mut extra = Vec::new();
+            for p in store.changed_paths(base, tree_id)? {
+                if store.blob_id_at(tree_id, &p)?.is_none() {
+                    continue; // deleted in the work tree: nothing carried
+                }
+                if !committed_anywhere(store, &p)? {
+                    extra.push(p);
+                }
+            }
+            if !extra.is_empty() {
+                out.push((tree.to_string(), extra));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `path` is held by HEAD or the index now (it was tracked, then).
+fn committed_anywhere(store: &Store, path: &str) -> Result<bool> {
+    let tracked = store
+        .git(&["ls-files", "--cached", "--", path])
+        .unwrap_or_default();
+    if !tracked.trim().is_empty() {
+        return Ok(true);
+    }
+    let in_history = store
+        .git(&["log", "--all", "--format=%H", "-1", "--", path])
+        .unwrap_or_default();
+    Ok(!in_history.trim().is_empty())
+}
+
 /// Every check; findings empty means healthy.
 pub fn run(store: &Store, remote: &str) -> Result<Report> {
     let mut findings = Vec::new();
@@ -186,7 +262,38 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
         });
     }
 
-    // 4. Hook scripts missing, not executable, outdated or shadowed.
+    // 4. Evidence chains that do not replay, and records that carry files no commit holds.
+    for (sprint, tip) in store.refs_under(refs::EVIDENCE)? {
+        let derived = crate::evidence::chain::derive_uncached(store, &sprint, tip)?;
+        if let Some(p) = &derived.problem {
+            findings.push(Finding {
+                kind: "evidence-chain".into(),
+                what: p.line(&sprint),
+                fix: p.fix(&sprint),
+            });
+        }
+        for (tree, paths) in uncommitted_content(store, tip)? {
+            let shown: Vec<&str> = paths.iter().take(5).map(String::as_str).collect();
+            findings.push(Finding {
+                kind: "untracked-content".into(),
+                what: format!(
+                    "{}{sprint} carries trees/{} with {} file{} no commit holds ({}{}): records written before untracked files were left out may hold private files",
+                    refs::EVIDENCE,
+                    &tree[..12.min(tree.len())],
+                    paths.len(),
+                    if paths.len() == 1 { "" } else { "s" },
+                    shown.join(", "),
+                    if paths.len() > 5 { ", …" } else { "" }
+                ),
+                fix: format!(
+                    "if any of them is private, rewrite the chain locally before it is ever pushed: note where each criterion stands (`git rails status {sprint}`), drop the chain with `git update-ref -d {}{sprint}` (and `rm -r .git/rails/cache/evidence`), then record again with this version, which stores tracked content only; if it was pushed already, treat those files as leaked",
+                    refs::EVIDENCE
+                ),
+            });
+        }
+    }
+
+    // 5. Hook scripts missing, not executable, outdated or shadowed.
     for p in crate::hooks::status(store).problems {
         findings.push(Finding {
             kind: "hook".into(),

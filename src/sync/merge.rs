@@ -344,6 +344,7 @@ pub fn evidence(
             transition: o.transition,
             note: o.record.note.as_deref(),
             path: o.record.path.as_deref(),
+            because: o.record.because.as_deref(),
         };
         let outcome = match &check {
             Some(check) => evidence::replay(&mut state, &req, check, o.record.clone()),

@@ -238,6 +238,35 @@ fn reconcile(
             local: local.map(|l| l.to_string()),
             remote: Some(theirs.to_string()),
         };
+        // An evidence chain that does not replay is neither taken from the remote nor merged
+        // into (and so never pushed): its state would be a summary nobody observed.
+        if let Some(sprint) = name.strip_prefix(refs::EVIDENCE) {
+            for (side, tip) in [("the remote's", Some(theirs)), ("this clone's", ours)] {
+                let Some(tip) = tip else { continue };
+                if let Some(p) =
+                    crate::evidence::chain::derive_uncached(store, sprint, tip)?.problem
+                {
+                    let conflict = Conflict {
+                        name: name.to_string(),
+                        kind: "evidence-chain".into(),
+                        sprint: sprint.to_string(),
+                        shared_version: None,
+                        local: Vec::new(),
+                        remote: Vec::new(),
+                        settle: format!(
+                            "{side} chain: {}; {}",
+                            p.line(sprint),
+                            if side == "this clone's" {
+                                p.fix(sprint)
+                            } else {
+                                format!("ask whoever pushed it to drop {} there; nothing of it was taken", &p.commit[..12.min(p.commit.len())])
+                            }
+                        ),
+                    };
+                    return Ok(Reconciled::Conflict(result("conflict", ours), conflict));
+                }
+            }
+        }
         let Some(ours) = ours else {
             if store.cas_ref(name, theirs, None, "sync: created from the remote")? {
                 return Ok(Reconciled::Done(result("created", Some(theirs))));
@@ -423,6 +452,25 @@ pub fn sync(store: &Store, opts: &Options<'_>, progress: &mut dyn FnMut(&str)) -
         for (name, tip) in &locals {
             if conflicted.contains(name) {
                 continue;
+            }
+            if let Some(sprint) = name.strip_prefix(refs::EVIDENCE) {
+                if let Some(p) = crate::evidence::chain::derive(store, sprint)?.problem {
+                    report.conflicts.push(Conflict {
+                        name: name.clone(),
+                        kind: "evidence-chain".into(),
+                        sprint: sprint.to_string(),
+                        shared_version: None,
+                        local: Vec::new(),
+                        remote: Vec::new(),
+                        settle: format!(
+                            "this clone's chain: {}; {}",
+                            p.line(sprint),
+                            p.fix(sprint)
+                        ),
+                    });
+                    conflicted.push(name.clone());
+                    continue;
+                }
             }
             let theirs = remote_tips.get(name).copied();
             if theirs == Some(*tip) {

@@ -111,12 +111,14 @@ pub fn refuse(repo: &TestRepo, args: &[&str], said: &[&str]) -> Run {
 pub fn prove(repo: &TestRepo, id: &str, file: &str) {
     accept(repo, "red", id, &[]);
     repo.write(file, "done\n");
+    repo.git(&["add", "--", file]);
     accept(repo, "green", id, &[]);
     accept(repo, "surface", id, &["--note", "PR comment with the run"]);
     accept(repo, "cleanup", id, &["--note", "nothing was started"]);
 }
 
-/// The tree `git add -A && git write-tree` gives for the work tree through a copy of the index.
+/// The tree `git add -u && git write-tree` gives for the tracked content through a copy of the
+/// index (files git does not track are never part of a record).
 pub fn worktree_tree(repo: &TestRepo) -> String {
     let tmp = tempfile::tempdir().unwrap();
     let index = tmp.path().join("index");
@@ -136,7 +138,7 @@ pub fn worktree_tree(repo: &TestRepo) -> String {
         assert!(out.status.success(), "git {args:?} failed");
         String::from_utf8(out.stdout).unwrap().trim().to_string()
     };
-    git(&["add", "-A"]);
+    git(&["add", "-u"]);
     git(&["write-tree"])
 }
 
@@ -162,8 +164,10 @@ fn red_from_pending_records_the_observed_failure() {
     assert!(rec["durationMs"].is_u64(), "{rec}");
     assert_eq!(rec["head"], head.as_str());
     assert_eq!(rec["tree"], worktree_tree(&repo).as_str());
-    // The draft is untracked, so the work tree differs from HEAD.
-    assert_eq!(rec["dirty"], true);
+    // The draft is untracked: it is listed by name and left out of the tree, which is HEAD's.
+    assert_eq!(rec["dirty"], false);
+    assert_eq!(rec["tree"], repo.git(&["rev-parse", "HEAD^{tree}"]).trim());
+    assert_eq!(rec["untracked"], json!([".rails/contracts/S.json"]));
     assert!(rec["at"].is_string());
     assert_eq!(rec["contractVersion"], "v1");
 
@@ -230,6 +234,7 @@ fn red_from_green_is_refused() {
     let repo = frozen(json!([needs_file("c1", "feature.txt")]));
     accept(&repo, "red", "c1", &[]);
     repo.write("feature.txt", "done\n");
+    repo.git(&["add", "feature.txt"]);
     accept(&repo, "green", "c1", &[]);
     // Make it fail again: still, a new RED would cover nothing.
     std::fs::remove_file(repo.path().join("feature.txt")).unwrap();
@@ -248,6 +253,7 @@ fn red_and_green_from_surfaced_are_refused_in_the_seeds_words() {
     let repo = frozen(json!([needs_file("c1", "feature.txt")]));
     accept(&repo, "red", "c1", &[]);
     repo.write("feature.txt", "done\n");
+    repo.git(&["add", "feature.txt"]);
     accept(&repo, "green", "c1", &[]);
     accept(&repo, "surface", "c1", &["--note", "PR comment"]);
     let seed = "Criterion \"c1\" is already surfaced. If its subject changed, reopen it with git rails evidence reopen S c1 --note \"<what changed>\" and earn RED again; overwriting GREEN here would reuse the old RED as cover.";
@@ -295,6 +301,7 @@ fn green_from_red_records_the_observed_pass_bound_to_the_work_tree() {
     let repo = frozen(json!([needs_file("c1", "feature.txt")]));
     accept(&repo, "red", "c1", &[]);
     repo.write("feature.txt", "done\n");
+    repo.git(&["add", "feature.txt"]);
     let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
     let out = accept(&repo, "green", "c1", &[]);
     assert_eq!(out["status"], "green");
@@ -341,6 +348,7 @@ fn green_from_green_is_refused() {
     let repo = frozen(json!([needs_file("c1", "feature.txt")]));
     accept(&repo, "red", "c1", &[]);
     repo.write("feature.txt", "done\n");
+    repo.git(&["add", "feature.txt"]);
     accept(&repo, "green", "c1", &[]);
     refuse(
         &repo,
@@ -453,6 +461,7 @@ fn surface_needs_a_note_or_a_path() {
     let repo = frozen(json!([needs_file("c1", "feature.txt")]));
     accept(&repo, "red", "c1", &[]);
     repo.write("feature.txt", "done\n");
+    repo.git(&["add", "feature.txt"]);
     accept(&repo, "green", "c1", &[]);
     let needs = "Surface needs --note or --path saying where a person can see the result";
     let next = "git rails evidence surface S c1 --note";
@@ -485,6 +494,7 @@ fn surface_from_green_with_a_note() {
     let repo = frozen(json!([needs_file("c1", "feature.txt")]));
     accept(&repo, "red", "c1", &[]);
     repo.write("feature.txt", "done\n");
+    repo.git(&["add", "feature.txt"]);
     accept(&repo, "green", "c1", &[]);
     let out = accept(&repo, "surface", "c1", &["--note", "PR #12 comment"]);
     assert_eq!(out["status"], "surfaced");
@@ -518,6 +528,7 @@ fn surface_from_surfaced_is_refused() {
     let repo = frozen(json!([needs_file("c1", "feature.txt")]));
     accept(&repo, "red", "c1", &[]);
     repo.write("feature.txt", "done\n");
+    repo.git(&["add", "feature.txt"]);
     accept(&repo, "green", "c1", &[]);
     accept(&repo, "surface", "c1", &["--note", "first"]);
     refuse(
@@ -576,6 +587,7 @@ fn cleanup_is_a_receipt_at_any_status() {
     let out = accept(&repo, "cleanup", "c1", &["--path", "logs/teardown.txt"]);
     assert_eq!(out["status"], "red");
     repo.write("feature.txt", "done\n");
+    repo.git(&["add", "feature.txt"]);
     accept(&repo, "green", "c1", &[]);
     accept(
         &repo,
@@ -665,6 +677,7 @@ fn reopen_from_a_criterion_that_is_not_surfaced_is_refused() {
         ],
     );
     repo.write("feature.txt", "done\n");
+    repo.git(&["add", "feature.txt"]);
     accept(&repo, "green", "c1", &[]);
     refuse(
         &repo,
@@ -783,6 +796,7 @@ fn recheck_needs_a_surfaced_criterion() {
         ],
     );
     repo.write("feature.txt", "done\n");
+    repo.git(&["add", "feature.txt"]);
     accept(&repo, "green", "c1", &[]);
     refuse(
         &repo,
@@ -800,6 +814,7 @@ fn recheck_that_passes_rebinds_to_the_current_tree() {
     prove(&repo, "c1", "feature.txt");
     let green_tree = state(&repo)["criteria"]["c1"]["binding"]["tree"].clone();
     repo.write("other.txt", "moved on\n");
+    repo.git(&["add", "other.txt"]);
     let out = accept(&repo, "recheck", "c1", &[]);
     assert_eq!(out["status"], "surfaced");
     let tree = worktree_tree(&repo);
@@ -906,6 +921,7 @@ fn every_transition_is_one_commit_on_the_evidence_ref() {
     for (t, c, extra) in steps {
         if t == "green" {
             repo.write("feature.txt", "done\n");
+            repo.git(&["add", "feature.txt"]);
         }
         accept(&repo, t, c, extra);
     }
@@ -988,7 +1004,7 @@ fn red_and_green_leave_the_index_and_the_work_tree_untouched() {
     assert!(before.1.contains("+two (staged)"), "{}", before.1);
     let red = accept(&repo, "red", "c1", &[]);
     assert_same(&before, &snapshot(&repo));
-    // RED's tree is the work tree's: unstaged and untracked content included.
+    // RED's tree is the tracked content: staged and unstaged changes, never an untracked file.
     let red_tree = red["record"]["tree"].as_str().unwrap().to_string();
     assert_eq!(red_tree, worktree_tree(&repo));
     assert_eq!(
@@ -996,11 +1012,17 @@ fn red_and_green_leave_the_index_and_the_work_tree_untouched() {
         "test repository\nunstaged line\n"
     );
     assert_eq!(
-        repo.git(&["show", &format!("{red_tree}:untracked.txt")]),
-        "nobody added me\n"
+        repo.git_run(&["cat-file", "-e", &format!("{red_tree}:untracked.txt")])
+            .code,
+        128
     );
+    assert!(red["record"]["untracked"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("untracked.txt")));
 
     repo.write("feature.txt", "done\n");
+    repo.git(&["add", "feature.txt"]);
     std::thread::sleep(std::time::Duration::from_millis(1100));
     let before = snapshot(&repo);
     let green = accept(&repo, "green", "c1", &[]);
@@ -1085,6 +1107,7 @@ fn bind_records_the_sprint_of_the_branch_and_commands_default_to_it() {
 fn red_from_a_subfolder_records_the_whole_work_tree() {
     let repo = frozen(json!([needs_file("c1", "feature.txt")]));
     repo.write("src/lib.txt", "code\n");
+    repo.git(&["add", "src/lib.txt"]);
     let before = tip(&repo);
     repo.rails_in("src", &["evidence", "red", "S", "c1"])
         .ok()
@@ -1107,6 +1130,14 @@ fn red_in_a_repository_without_commits_records_the_work_tree() {
     repo.write("src/lib.txt", "code\n");
     assert!(!repo.path().join(".git/index").exists());
     let out = accept(&repo, "red", "c1", &[]);
+    assert_eq!(
+        out["record"]["untracked"],
+        json!([".rails/contracts/S.json", "src/lib.txt"])
+    );
+    // ...and the user still has no index.
+    assert!(!repo.path().join(".git/index").exists());
+    repo.git(&["add", "src/lib.txt"]);
+    let out = accept(&repo, "red", "c1", &[]);
     let rec = &out["record"];
     assert_eq!(rec["exitCode"], 1);
     assert!(rec.get("head").is_none(), "{rec}");
@@ -1116,8 +1147,6 @@ fn red_in_a_repository_without_commits_records_the_work_tree() {
         repo.git(&["show", &format!("{tree}:src/lib.txt")]),
         "code\n"
     );
-    // ...and the user still has no index.
-    assert!(!repo.path().join(".git/index").exists());
 }
 
 #[test]
@@ -1142,4 +1171,179 @@ fn a_recapture_keeps_no_output_log_of_an_earlier_run() {
         "cycles/c1/1/red.log still holds the replaced RED's output next to the new red.json:\n{}",
         beside.stdout
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// nothing private leaves the machine; GREEN must follow a change
+
+/// Every path of every commit of the evidence ref.
+fn evidence_paths(repo: &TestRepo) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in repo.git(&["rev-list", EV]).lines() {
+        out.extend(
+            repo.git(&["ls-tree", "-r", "--name-only", c])
+                .lines()
+                .map(str::to_string),
+        );
+    }
+    out
+}
+
+#[test]
+fn an_untracked_file_never_enters_a_record_and_is_listed_by_name() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    repo.write(".env", "TOKEN=never-leaves-the-machine\n");
+    repo.write(
+        "creds.local.json",
+        "{\"token\": \"never-leaves-the-machine\"}\n",
+    );
+    let red = accept(&repo, "red", "c1", &[]);
+    let listed = red["record"]["untracked"].as_array().unwrap().clone();
+    assert!(listed.contains(&json!(".env")), "{listed:?}");
+    assert!(listed.contains(&json!("creds.local.json")), "{listed:?}");
+    repo.write("feature.txt", "done\n");
+    repo.git(&["add", "feature.txt"]);
+    accept(&repo, "green", "c1", &[]);
+    accept(&repo, "surface", "c1", &["--note", "PR"]);
+    let paths = evidence_paths(&repo);
+    assert!(
+        paths.iter().any(|p| p.ends_with("/feature.txt")),
+        "{paths:?}"
+    );
+    for p in &paths {
+        assert!(
+            !p.ends_with(".env") && !p.ends_with("creds.local.json"),
+            "{p} is in the evidence ref"
+        );
+    }
+    // Not one reachable blob holds the secret.
+    let objects = repo.git(&["rev-list", "--objects", EV]);
+    for line in objects.lines() {
+        let id = line.split(' ').next().unwrap();
+        if repo.git(&["cat-file", "-t", id]).trim() == "blob" {
+            assert!(!repo
+                .git(&["cat-file", "blob", id])
+                .contains("never-leaves-the-machine"));
+        }
+    }
+}
+
+#[test]
+fn a_stray_untracked_file_never_makes_a_proof_stale() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    repo.write("scratch.txt", "notes to self\n");
+    prove(&repo, "c1", "feature.txt");
+    repo.git(&["commit", "-q", "-m", "feature"]);
+    repo.rails(&["gate", "S"]).ok().stdout_has("gate passed");
+    std::fs::remove_file(repo.path().join("scratch.txt")).unwrap();
+    repo.rails(&["gate", "S"]).ok().stdout_has("gate passed");
+}
+
+#[test]
+fn green_on_the_reds_tracked_tree_is_refused_until_the_change_is_added() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    accept(&repo, "red", "c1", &[]);
+    repo.write("feature.txt", "done\n");
+    refuse(
+        &repo,
+        &["evidence", "green", "S", "c1"],
+        &[
+            "GREEN of \"c1\" is on the same tracked tree as its RED",
+            "`git add <file>`",
+            "--because \"<what changed>\"",
+        ],
+    );
+    repo.git(&["add", "feature.txt"]);
+    let out = accept(&repo, "green", "c1", &[]);
+    assert!(out["record"].get("because").is_none());
+}
+
+#[test]
+fn a_green_with_nothing_changed_in_the_tree_needs_because_and_shows_it() {
+    // The check passes once an ignored runner is back: nothing git tracks changes.
+    let repo = frozen(json!([check(
+        "c1",
+        "command_success",
+        json!({"command": "test -x node_modules/.bin/runner || { echo 'runner: not found' >&2; exit 1; }"})
+    )]));
+    repo.write(".gitignore", "node_modules/\n");
+    repo.commit_all("ignore node_modules");
+    accept(&repo, "red", "c1", &[]);
+    repo.write("node_modules/.bin/runner", "#!/bin/sh\n");
+    std::process::Command::new("chmod")
+        .args(["+x", "node_modules/.bin/runner"])
+        .current_dir(repo.path())
+        .status()
+        .unwrap();
+    refuse(
+        &repo,
+        &["evidence", "green", "S", "c1"],
+        &["same tracked tree as its RED"],
+    );
+    let out = accept(
+        &repo,
+        "green",
+        "c1",
+        &["--because", "reinstalled the runner"],
+    );
+    assert_eq!(out["record"]["because"], "reinstalled the runner");
+    repo.rails(&["status", "S"])
+        .ok()
+        .stdout_has("because: reinstalled the runner");
+    let gate = repo.rails(&["gate", "S", "--json"]);
+    assert_eq!(gate.code, 2, "{gate}");
+    assert_eq!(
+        gate.json()["criteria"][0]["because"],
+        "reinstalled the runner"
+    );
+}
+
+#[test]
+fn because_is_for_green_only_and_needs_text() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    let run = repo.rails(&["evidence", "red", "S", "c1", "--because", "x"]);
+    run.code(64).stderr_has("--because is for green only");
+    accept(&repo, "red", "c1", &[]);
+    repo.rails(&["evidence", "green", "S", "c1", "--because", "  "])
+        .code(64)
+        .stderr_has("--because needs the text");
+    assert_eq!(state(&repo)["criteria"]["c1"]["status"], "red");
+}
+
+#[test]
+fn a_runtime_check_may_go_green_on_the_reds_tree() {
+    let port = crate::harness::free_port();
+    let repo = frozen(json!([check(
+        "c1",
+        "process_listening",
+        json!({"port": port, "host": "127.0.0.1"})
+    )]));
+    accept(&repo, "red", "c1", &[]);
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let out = accept(&repo, "green", "c1", &[]);
+    assert_eq!(
+        out["record"]["tree"],
+        state(&repo)["criteria"]["c1"]["red"]["tree"]
+    );
+    drop(listener);
+}
+
+#[test]
+fn doctor_lists_records_whose_trees_carry_files_no_commit_holds() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    // Staged when the RED was taken, then unstaged and never committed: the record's tree
+    // carries it (as every record written before untracked files were left out may).
+    repo.write("secret.txt", "TOKEN=1\n");
+    repo.git(&["add", "secret.txt"]);
+    accept(&repo, "red", "c1", &[]);
+    repo.git(&["rm", "-q", "--cached", "secret.txt"]);
+    let run = repo.rails(&["doctor"]);
+    run.code(1)
+        .stdout_has("untracked-content: refs/rails/evidence/S carries trees/")
+        .stdout_has("secret.txt")
+        .stdout_has("git update-ref -d refs/rails/evidence/S");
+    // Once committed, it is no longer reported.
+    repo.git(&["add", "secret.txt"]);
+    repo.git(&["commit", "-q", "-m", "secret is fine after all"]);
+    repo.rails(&["doctor"]).stdout_lacks("untracked-content");
 }

@@ -1009,3 +1009,66 @@ fn a_stuck_agent_is_blocked_at_most_agent_stop_limit_times_then_its_turn_ends_on
         assert_eq!(agent_hook(&repo, &dir, &stop(false)).0, 2);
     }
 }
+
+#[test]
+fn pre_receive_refuses_an_evidence_chain_that_does_not_replay() {
+    let (repo, remote) = repo_with_remote();
+    let server = TestRepo::at(remote.path());
+    server.rails(&["hooks", "install"]).ok();
+    let env = [("PATH", path_with_bins())];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    repo.git_env(&["push", "origin", "refs/rails/contracts/S"], &env)
+        .ok();
+    repo.rails(&["evidence", "red", "c1"]).ok();
+    // A hand-made commit whose state.json says surfaced, with no record behind it.
+    let st = repo.git(&["show", "refs/rails/evidence/S:state.json"]);
+    let forged = st.replace("\"status\": \"red\"", "\"status\": \"surfaced\"");
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("state.json");
+    std::fs::write(&f, forged).unwrap();
+    let blob = repo.git(&["hash-object", "-w", f.to_str().unwrap()]);
+    let tree = repo.git(&["rev-parse", "refs/rails/evidence/S^{tree}"]);
+    let listing = repo.git(&["ls-tree", tree.trim()]);
+    let mut lines: Vec<String> = listing
+        .lines()
+        .filter(|l| !l.ends_with("\tstate.json"))
+        .map(str::to_string)
+        .collect();
+    lines.push(format!("100644 blob {}\tstate.json", blob.trim()));
+    let mktree = tmp.path().join("tree.txt");
+    std::fs::write(&mktree, lines.join("\n") + "\n").unwrap();
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("git mktree < '{}'", mktree.display()))
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    let new_tree = String::from_utf8(out.stdout).unwrap();
+    let commit = repo.git(&[
+        "commit-tree",
+        new_tree.trim(),
+        "-p",
+        "refs/rails/evidence/S",
+        "-m",
+        "evidence S surface c1\n\nRails-Sprint: S\nRails-Transition: surface c1",
+    ]);
+    repo.git(&["update-ref", "refs/rails/evidence/S", commit.trim()]);
+    let out = repo.git_env(&["push", "origin", "refs/rails/evidence/S"], &env);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr.contains(&format!(
+            "update of refs/rails/evidence/S refused: refs/rails/evidence/S does not replay at {}",
+            &commit.trim()[..12]
+        )),
+        "{out}"
+    );
+    assert_eq!(remote_ref(remote.path(), "refs/rails/evidence/S"), None);
+    // The chain without the forged commit lands.
+    repo.git(&[
+        "update-ref",
+        "refs/rails/evidence/S",
+        &format!("{}^", commit.trim()),
+    ]);
+    repo.git_env(&["push", "origin", "refs/rails/evidence/S"], &env)
+        .ok();
+}

@@ -29,6 +29,7 @@ mod spar_series;
 mod spar_standpoints;
 mod status_gate;
 mod sync;
+mod verify;
 
 #[test]
 fn no_forgotten_test_files() {

@@ -49,8 +49,10 @@ fn status_prints_the_seeds_report_with_the_record_ids() {
         needs_file("c3", "third.txt"),
     ]));
     repo.write("review.md", "- [x] read\n");
+    repo.git(&["add", "review.md"]);
     accept(&repo, "red", "c1", &[]);
     repo.write("feature.txt", "done\n");
+    repo.git(&["add", "feature.txt"]);
     accept(&repo, "green", "c1", &[]);
     accept(&repo, "surface", "c1", &["--note", "PR"]);
     accept(&repo, "red", "c2", &[]);
@@ -168,8 +170,10 @@ fn gate_passes_only_when_every_criterion_is_surfaced_receipted_and_fresh() {
         .stdout_has("- r1 is pending: git rails evidence surface S r1 --note");
 
     repo.write("review.md", "- [x] read\n");
+    repo.git(&["add", "review.md"]);
     accept(&repo, "red", "c1", &[]);
     repo.write("feature.txt", "done\n");
+    repo.git(&["add", "feature.txt"]);
     accept(&repo, "green", "c1", &[]);
     accept(&repo, "surface", "c1", &["--note", "PR"]);
     accept(&repo, "surface", "r1", &["--note", "read"]);
@@ -220,7 +224,9 @@ fn gate_lists_every_missing_step_with_its_command() {
     accept(&repo, "red", "c3", &[]);
     accept(&repo, "red", "c4", &[]);
     repo.write("three.txt", "done\n");
+    repo.git(&["add", "three.txt"]);
     repo.write("four.txt", "done\n");
+    repo.git(&["add", "four.txt"]);
     accept(&repo, "green", "c3", &[]);
     accept(&repo, "green", "c4", &[]);
     accept(&repo, "surface", "c4", &["--note", "PR"]);
@@ -521,6 +527,7 @@ fn a_bump_that_changes_a_checks_spec_needs_reopen() {
         .stdout_has("- c1 is pending: git rails evidence red S c1\n");
     accept(&repo, "red", "c1", &[]);
     repo.write("feature-v2.txt", "done\n");
+    repo.git(&["add", "feature-v2.txt"]);
     accept(&repo, "green", "c1", &[]);
     accept(&repo, "surface", "c1", &["--note", "PR"]);
     repo.commit_all("v2");
@@ -650,14 +657,15 @@ fn the_gate_is_recomputed_from_fetched_records_alone() {
 }
 
 #[test]
-fn a_damaged_evidence_ref_is_a_gate_that_could_not_decide() {
+fn a_damaged_evidence_ref_blocks_the_gate_naming_its_commit() {
     let repo = frozen(json!([needs_file("c1", "feature.txt")]));
     let empty = repo.git(&["mktree"]);
     let bogus = repo.git(&["commit-tree", empty.trim(), "-m", "not a record"]);
     repo.git(&["update-ref", "refs/rails/evidence/S", bogus.trim()]);
-    let run = repo.rails(&["gate", "S"]);
-    assert!(run.code != 0 && run.code != 2, "{run}");
-    run.stderr_has(COULD_NOT).stderr_has("state.json");
+    repo.rails(&["gate", "S"])
+        .code(2)
+        .stdout_has(&format!("chain does not replay at {}", &bogus.trim()[..12]))
+        .stdout_has("no Rails-Transition trailer");
 }
 
 #[test]
@@ -709,4 +717,222 @@ fn a_review_checklist_under_rails_is_its_subject() {
     repo.rails(&["gate", "S"])
         .code(2)
         .stdout_has("r1 is stale: .rails/checklists/S.md changed");
+}
+
+// ---------------------------------------------------------------------------------------------
+// the state is derived from the records, never read on trust
+
+/// Writes a commit on top of the evidence ref with `files` replaced (plain git, as an attacker
+/// would), moves the ref to it, and returns it.
+pub fn forge(repo: &TestRepo, files: &[(&str, String)], message: &str) -> String {
+    let ev = "refs/rails/evidence/S";
+    let tmp = tempfile::tempdir().unwrap();
+    let index = tmp.path().join("index");
+    let index = index.to_str().unwrap();
+    let env = [("GIT_INDEX_FILE", index)];
+    repo.git_env(&["read-tree", ev], &env).ok();
+    for (path, content) in files {
+        let f = tmp.path().join("blob");
+        std::fs::write(&f, content).unwrap();
+        let blob = repo.git(&["hash-object", "-w", f.to_str().unwrap()]);
+        repo.git_env(
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("100644,{},{path}", blob.trim()),
+            ],
+            &env,
+        )
+        .ok();
+    }
+    let tree = repo.git_env(&["write-tree"], &env);
+    tree.ok();
+    let commit = repo.git(&["commit-tree", tree.stdout.trim(), "-p", ev, "-m", message]);
+    repo.git(&["update-ref", ev, commit.trim()]);
+    commit.trim().to_string()
+}
+
+/// The attack: after a real RED, a hand-made commit whose state.json says surfaced, with a
+/// receipt and a binding, and no GREEN or SURFACE record at all.
+pub fn forge_surfaced(repo: &TestRepo) -> String {
+    let mut st = state(repo);
+    let red_tree = st["criteria"]["c1"]["red"]["tree"].clone();
+    let c1 = &mut st["criteria"]["c1"];
+    c1["status"] = json!("surfaced");
+    c1["cleanupReceipts"] = json!(1);
+    c1["binding"] = json!({"tree": red_tree, "dirty": false, "by": "green"});
+    forge(
+        repo,
+        &[("state.json", serde_json::to_string_pretty(&st).unwrap())],
+        "evidence S surface c1\n\nRails-Sprint: S\nRails-Transition: surface c1\nRails-Status: surfaced",
+    )
+}
+
+#[test]
+fn a_hand_made_surfaced_state_blocks_the_gate_naming_the_commit() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    accept(&repo, "red", "c1", &[]);
+    let bad = forge_surfaced(&repo);
+    let at = format!("does not replay at {}", &bad[..12]);
+    repo.rails(&["gate", "S"])
+        .code(2)
+        .stdout_has(&format!("chain does not replay at {}", &bad[..12]))
+        .stdout_has("cycles/c1/1/surface.json is missing");
+    let report = repo.rails(&["gate", "S", "--json"]);
+    assert_eq!(report.code, 2, "{report}");
+    let report = report.json();
+    assert_eq!(report["done"], false);
+    assert_eq!(report["chainProblem"]["commit"], bad.as_str());
+    // The criteria are as the records replay: c1 is red.
+    assert_eq!(criterion(&report, "c1")["status"], "red");
+    repo.rails(&["status", "S"])
+        .ok()
+        .stdout_has("[red] c1")
+        .stdout_has(&at)
+        .stdout_has("git update-ref refs/rails/evidence/S");
+    let doctor = repo.rails(&["doctor"]);
+    doctor
+        .code(1)
+        .stdout_has("evidence-chain: ")
+        .stdout_has(&at);
+    // Nothing is recorded on top of a chain that does not replay.
+    repo.write("feature.txt", "done\n");
+    repo.git(&["add", "feature.txt"]);
+    refuse(
+        &repo,
+        &["evidence", "green", "S", "c1"],
+        &[&at, "nothing is recorded on top of it"],
+    );
+    // The fix it names works.
+    let good = repo.git(&["rev-parse", &format!("{bad}^")]);
+    repo.git(&["update-ref", "refs/rails/evidence/S", good.trim()]);
+    accept(&repo, "green", "c1", &[]);
+}
+
+#[test]
+fn a_state_that_lies_beside_a_real_record_blocks_the_gate() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    accept(&repo, "red", "c1", &[]);
+    let mut st = state(&repo);
+    st["criteria"]["c1"]["status"] = json!("surfaced");
+    st["criteria"]["c1"]["cleanupReceipts"] = json!(1);
+    let receipt = json!({"transition": "cleanup", "at": "2026-12-01T00:00:00Z",
+        "note": "nothing was started", "contractVersion": "v1"});
+    forge(
+        &repo,
+        &[
+            (
+                "cycles/c1/1/cleanup-1.json",
+                serde_json::to_string_pretty(&receipt).unwrap(),
+            ),
+            ("state.json", serde_json::to_string_pretty(&st).unwrap()),
+        ],
+        "evidence S cleanup c1\n\nRails-Sprint: S\nRails-Transition: cleanup c1",
+    );
+    repo.rails(&["gate", "S"])
+        .code(2)
+        .stdout_has("its state.json says c1 is surfaced, but its records replay to red");
+}
+
+#[test]
+fn a_hand_written_green_record_without_a_change_does_not_replay() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    accept(&repo, "red", "c1", &[]);
+    let mut st = state(&repo);
+    let mut green = st["criteria"]["c1"]["red"].clone();
+    green.as_object_mut().unwrap().remove("id");
+    green["transition"] = json!("green");
+    green["checkStatus"] = json!("pass");
+    green["exitCode"] = json!(0);
+    st["criteria"]["c1"]["status"] = json!("green");
+    forge(
+        &repo,
+        &[
+            (
+                "cycles/c1/1/green.json",
+                serde_json::to_string_pretty(&green).unwrap(),
+            ),
+            ("state.json", serde_json::to_string_pretty(&st).unwrap()),
+        ],
+        "evidence S green c1\n\nRails-Sprint: S\nRails-Transition: green c1",
+    );
+    repo.rails(&["gate", "S"])
+        .code(2)
+        .stdout_has("same tracked tree as its RED");
+    // A GREEN record that holds a failing observation is no GREEN either.
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    accept(&repo, "red", "c1", &[]);
+    let mut st = state(&repo);
+    let mut green = st["criteria"]["c1"]["red"].clone();
+    green.as_object_mut().unwrap().remove("id");
+    green["transition"] = json!("green");
+    st["criteria"]["c1"]["status"] = json!("green");
+    forge(
+        &repo,
+        &[
+            (
+                "cycles/c1/1/green.json",
+                serde_json::to_string_pretty(&green).unwrap(),
+            ),
+            ("state.json", serde_json::to_string_pretty(&st).unwrap()),
+        ],
+        "evidence S green c1\n\nRails-Sprint: S\nRails-Transition: green c1",
+    );
+    repo.rails(&["gate", "S"])
+        .code(2)
+        .stdout_has("holds no passing observation of the check");
+}
+
+#[test]
+fn a_replayed_chain_is_kept_by_tip_and_a_changed_tip_is_replayed_again() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    prove(&repo, "c1", "feature.txt");
+    repo.git(&["commit", "-q", "-m", "feature"]);
+    repo.rails(&["gate", "S"]).ok();
+    let cache = repo.path().join(".git/rails/cache/evidence/S.json");
+    assert!(cache.exists());
+    // A forged commit on top of a cached, good chain is still caught.
+    let mut st = state(&repo);
+    st["criteria"]["c1"]["cleanupReceipts"] = json!(5);
+    forge(
+        &repo,
+        &[("state.json", serde_json::to_string_pretty(&st).unwrap())],
+        "evidence S cleanup c1\n\nRails-Sprint: S\nRails-Transition: cleanup c1",
+    );
+    repo.rails(&["gate", "S"])
+        .code(2)
+        .stdout_has("cycles/c1/1/cleanup-2.json is missing");
+}
+
+#[test]
+fn a_transition_that_also_rewrites_an_earlier_record_does_not_replay() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    accept(&repo, "red", "c1", &[]);
+    let mut st = state(&repo);
+    st["criteria"]["c1"]["cleanupReceipts"] = json!(1);
+    let receipt = json!({"transition": "cleanup", "at": "2026-12-01T00:00:00Z",
+        "note": "nothing was started", "contractVersion": "v1"});
+    let mut red: Value =
+        serde_json::from_str(&repo.git(&["show", "refs/rails/evidence/S:cycles/c1/1/red.json"]))
+            .unwrap();
+    red["summary"] = json!("rewritten");
+    forge(
+        &repo,
+        &[
+            (
+                "cycles/c1/1/cleanup-1.json",
+                serde_json::to_string_pretty(&receipt).unwrap(),
+            ),
+            (
+                "cycles/c1/1/red.json",
+                serde_json::to_string_pretty(&red).unwrap(),
+            ),
+            ("state.json", serde_json::to_string_pretty(&st).unwrap()),
+        ],
+        "evidence S cleanup c1\n\nRails-Sprint: S\nRails-Transition: cleanup c1",
+    );
+    repo.rails(&["gate", "S"])
+        .code(2)
+        .stdout_has("it also changes cycles/c1/1/red.json, which is not this transition's record");
 }

@@ -231,6 +231,7 @@ fn the_trees_evidence_observed_travel_with_it() {
     a.rails(&["evidence", "red", "S", "c1"]).ok();
     a.write("app/feature.rs", "pub fn feature() {}\n");
     a.write("notes.txt", "draft, not committed with the feature\n");
+    a.git(&["add", "app/feature.rs", "notes.txt"]);
     let green = a.rails(&["evidence", "green", "S", "c1", "--json"]);
     green.ok();
     let observed = green.json()["record"]["tree"].as_str().unwrap().to_string();
@@ -246,8 +247,7 @@ fn the_trees_evidence_observed_travel_with_it() {
     ])
     .ok();
     // The observed tree (with notes.txt) is never committed; the commit holds the feature only.
-    a.git(&["add", "app/feature.rs"]);
-    a.git(&["commit", "-q", "-m", "feature"]);
+    a.git(&["commit", "-q", "-m", "feature", "--", "app/feature.rs"]);
     assert_ne!(a.git(&["rev-parse", "HEAD^{tree}"]).trim(), observed);
     assert_eq!(
         a.git(&[
@@ -382,11 +382,13 @@ fn a_transition_that_became_illegal_is_kept_in_history_and_reported_never_applie
     // A surfaces c1 first; B, later, records its own RED and GREEN of the same criterion.
     a.rails(&["evidence", "red", "S", "c1"]).ok();
     a.write("proof-1", "x");
+    a.git(&["add", "-f", "proof-1"]);
     a.rails(&["evidence", "green", "S", "c1"]).ok();
     a.rails(&["evidence", "surface", "S", "c1", "--note", "seen in CI"])
         .ok();
     b.rails(&["evidence", "red", "S", "c1"]).ok();
     b.write("proof-1", "x");
+    b.git(&["add", "-f", "proof-1"]);
     b.rails(&["evidence", "green", "S", "c1"]).ok();
     let b_tip = rev(b, "refs/rails/evidence/S").unwrap();
     a.rails(&["sync"]).ok();
@@ -968,4 +970,41 @@ fn a_record_deleted_on_the_remote_is_pushed_back() {
     a.rails(&["sync"])
         .ok()
         .stdout_has("0 ref(s) changed here, 0 pushed");
+}
+
+/// A chain that does not replay is neither pushed from here nor taken from the remote.
+#[test]
+fn an_evidence_chain_that_does_not_replay_is_not_synced() {
+    let t = team(2);
+    let (a, b) = (&t.clones[0], &t.clones[1]);
+    freeze(a, "S", json!([needs_file("c1", "proof-1")]));
+    a.rails(&["sync"]).ok();
+    b.rails(&["sync"]).ok();
+    a.rails(&["evidence", "red", "S", "c1"]).ok();
+    let bad = crate::status_gate::forge_surfaced(a);
+    let run = a.rails(&["sync"]);
+    run.code(1)
+        .stderr_has("refs/rails/evidence/S: not synced, nothing was merged or pushed")
+        .stderr_has(&format!("does not replay at {}", &bad[..12]));
+    assert!(t
+        .remote
+        .git_run(&["rev-parse", "-q", "--verify", "refs/rails/evidence/S"])
+        .stdout
+        .trim()
+        .is_empty());
+    // Put on the remote behind its hook's back: the other clone does not take it.
+    t.remote.git(&[
+        "fetch",
+        "-q",
+        &a.path().display().to_string(),
+        "refs/rails/evidence/S:refs/rails/evidence/S",
+    ]);
+    b.rails(&["sync"])
+        .code(1)
+        .stderr_has("the remote's chain: refs/rails/evidence/S does not replay at");
+    assert!(b
+        .git_run(&["rev-parse", "-q", "--verify", "refs/rails/evidence/S"])
+        .stdout
+        .trim()
+        .is_empty());
 }

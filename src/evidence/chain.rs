@@ -1,0 +1,553 @@
+//! The evidence state, derived from the chain and never read on trust.
+//!
+//! `state.json` at the tip of `refs/rails/evidence/<sprint>` is a summary anyone can write with
+//! plain git. So every reader (status, gate, the hooks, pre-receive, sync, verify) replays the
+//! chain from its first commit instead: each commit must hold exactly one legal transition of
+//! the state machine, with its record file new in that commit and agreeing with the kind (a
+//! RED with a failing observation of the check, a GREEN with a passing one, bound to a tree the
+//! chain carries under `trees/`), touching nothing but that record, its log, the observed tree
+//! and `state.json`; and that `state.json` must equal the replay. A merge commit (written by
+//! `git rails sync`) must be exactly the merge of its parents' chains, each replayed alike.
+//!
+//! The hooks run on every push, so a replay that succeeded is kept under the common dir
+//! (`rails/cache/evidence/<sprint>.json`), keyed by the chain's tip and the contract's tip: the
+//! next reader at the same tip reads that file, and a reader after a new transition replays
+//! only the commits added since. The cache is only ever written from a successful replay.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::{
+    apply, check_allowed, check_record, evidence_ref, record_stem, Criterion, Proof, Record,
+    Request, State, Transition, STATE_FILE, TREES_DIR,
+};
+use crate::contract::{self, schema::Check};
+use crate::error::{Error, Result};
+use crate::store::{CommitInfo, ObjectId, Store};
+
+/// The first commit of a chain that does not replay, and what is wrong with it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Problem {
+    pub commit: String,
+    pub what: String,
+    /// The newest commit before it that replays (None: the chain is bad from its first one).
+    pub last_good: Option<String>,
+}
+
+impl Problem {
+    /// The command that drops the bad commit and everything after it, locally.
+    pub fn fix(&self, sprint: &str) -> String {
+        let r = evidence_ref(sprint);
+        match &self.last_good {
+            Some(g) => format!(
+                "inspect it with `git show {}`; to drop it and what follows (locally, before anything is pushed): git update-ref {r} {g}",
+                short(&self.commit)
+            ),
+            None => format!(
+                "inspect it with `git show {}`; to drop the whole chain (locally, before anything is pushed): git update-ref -d {r}",
+                short(&self.commit)
+            ),
+        }
+    }
+
+    /// One line: which commit, and what is wrong.
+    pub fn line(&self, sprint: &str) -> String {
+        format!(
+            "{} does not replay at {}: {}",
+            evidence_ref(sprint),
+            short(&self.commit),
+            self.what
+        )
+    }
+
+    /// The refusal a writer gives on top of a chain that does not replay.
+    pub fn refusal(&self, sprint: &str) -> Error {
+        Error::refused(format!(
+            "{}; nothing is recorded on top of it",
+            self.line(sprint)
+        ))
+        .hint(self.fix(sprint))
+    }
+}
+
+fn short(s: &str) -> &str {
+    &s[..12.min(s.len())]
+}
+
+/// The state as its chain replays.
+#[derive(Debug, Clone)]
+pub struct Derived {
+    /// The replayed state (up to the commit before the problem, if there is one).
+    pub state: State,
+    /// The chain's tip (None when nothing was recorded).
+    pub tip: Option<ObjectId>,
+    /// The first commit that does not replay.
+    pub problem: Option<Problem>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Cache {
+    tip: String,
+    contracts: Option<String>,
+    state: State,
+}
+
+fn cache_path(store: &Store, sprint: &str) -> PathBuf {
+    store
+        .common_dir()
+        .join("rails/cache/evidence")
+        .join(format!("{sprint}.json"))
+}
+
+fn read_cache(store: &Store, sprint: &str) -> Option<Cache> {
+    let bytes = std::fs::read(cache_path(store, sprint)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Keeps a successful replay; a cache that cannot be written only costs the next reader time.
+fn write_cache(store: &Store, sprint: &str, cache: &Cache) {
+    let path = cache_path(store, sprint);
+    let Some(dir) = path.parent() else { return };
+    let Ok(bytes) = serde_json::to_vec(cache) else {
+        return;
+    };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    if let Ok(mut tmp) = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir) {
+        use std::io::Write;
+        if tmp.write_all(&bytes).is_ok() {
+            let _ = tmp.persist(&path);
+        }
+    }
+}
+
+/// Replays `sprint`'s evidence chain (from the cache where it is still valid).
+pub fn derive(store: &Store, sprint: &str) -> Result<Derived> {
+    let Some(tip) = store.ref_target(&evidence_ref(sprint))? else {
+        return Ok(Derived {
+            state: State::new(sprint),
+            tip: None,
+            problem: None,
+        });
+    };
+    let contracts = store
+        .ref_target(&contract::contract_ref(sprint))?
+        .map(|c| c.to_string());
+    let cache = read_cache(store, sprint).filter(|c| c.contracts == contracts);
+    if let Some(c) = &cache {
+        if ObjectId::from_hex(c.tip.as_bytes()).ok() == Some(tip) {
+            return Ok(Derived {
+                state: c.state.clone(),
+                tip: Some(tip),
+                problem: None,
+            });
+        }
+    }
+    let mut replayer = Replayer {
+        store,
+        sprint,
+        checks: HashMap::new(),
+        merges: HashMap::new(),
+    };
+    let start = cache.and_then(|c| {
+        ObjectId::from_hex(c.tip.as_bytes())
+            .ok()
+            .map(|t| (t, c.state))
+    });
+    let (state, problem) = replayer.at(tip, start)?;
+    if problem.is_none() {
+        write_cache(
+            store,
+            sprint,
+            &Cache {
+                tip: tip.to_string(),
+                contracts,
+                state: state.clone(),
+            },
+        );
+    }
+    Ok(Derived {
+        state,
+        tip: Some(tip),
+        problem,
+    })
+}
+
+/// Replays the chain ending at `tip` without reading or writing the cache (verify, doctor,
+/// and a pushed chain in pre-receive judge from the objects alone).
+pub fn derive_uncached(store: &Store, sprint: &str, tip: ObjectId) -> Result<Derived> {
+    let mut replayer = Replayer {
+        store,
+        sprint,
+        checks: HashMap::new(),
+        merges: HashMap::new(),
+    };
+    let (state, problem) = replayer.at(tip, None)?;
+    Ok(Derived {
+        state,
+        tip: Some(tip),
+        problem,
+    })
+}
+
+struct Replayer<'a> {
+    store: &'a Store,
+    sprint: &'a str,
+    /// Each (contract version, criterion)'s check, read once.
+    checks: HashMap<(String, String), Option<Check>>,
+    /// Merge commits already judged.
+    merges: HashMap<ObjectId, (State, Option<Problem>)>,
+}
+
+type Outcome = (State, Option<Problem>);
+
+impl Replayer<'_> {
+    /// The state at `tip`, replaying back to the first commit, a merge, or `start` (a commit
+    /// already replayed, with its state).
+    fn at(&mut self, tip: ObjectId, start: Option<(ObjectId, State)>) -> Result<Outcome> {
+        let mut todo: Vec<CommitInfo> = Vec::new();
+        let mut cur = tip;
+        let mut base: Option<(ObjectId, State)> = None;
+        loop {
+            if let Some((t, s)) = &start {
+                if *t == cur {
+                    base = Some((*t, s.clone()));
+                    break;
+                }
+            }
+            let info = self.store.commit_info(cur)?;
+            if info.parents.len() > 1 {
+                let (state, problem) = self.merge(&info)?;
+                if problem.is_some() {
+                    return Ok((state, problem));
+                }
+                base = Some((cur, state));
+                break;
+            }
+            let parent = info.parents.first().copied();
+            todo.push(info);
+            match parent {
+                Some(p) => cur = p,
+                None => break,
+            }
+        }
+        let (mut last_good, mut state) = match base {
+            Some((id, s)) => (Some(id), s),
+            None => (None, State::new(self.sprint)),
+        };
+        for info in todo.into_iter().rev() {
+            let parent_tree = match info.parents.first() {
+                Some(p) => self.store.tree_of(*p)?,
+                None => ObjectId::empty_tree(self.store.repo().object_hash()),
+            };
+            let mut next = state.clone();
+            if let Some(what) = self.step(&mut next, parent_tree, &info)? {
+                return Ok((
+                    state,
+                    Some(Problem {
+                        commit: info.id.to_string(),
+                        what,
+                        last_good: last_good.map(|g| g.to_string()),
+                    }),
+                ));
+            }
+            state = next;
+            last_good = Some(info.id);
+        }
+        Ok((state, None))
+    }
+
+    /// A merge commit must be the merge `git rails sync` makes of its two parents, each of
+    /// which must replay.
+    fn merge(&mut self, info: &CommitInfo) -> Result<Outcome> {
+        if let Some(o) = self.merges.get(&info.id) {
+            return Ok(o.clone());
+        }
+        let bad = |what: String| Problem {
+            commit: info.id.to_string(),
+            what,
+            last_good: None,
+        };
+        let outcome = if info.parents.len() != 2 {
+            (
+                State::new(self.sprint),
+                Some(bad(format!(
+                    "a merge of {} parents; a sync merges two",
+                    info.parents.len()
+                ))),
+            )
+        } else {
+            let (a, b) = (info.parents[0], info.parents[1]);
+            let (sa, pa) = self.at(a, None)?;
+            if pa.is_some() {
+                (sa, pa)
+            } else {
+                let (_, pb) = self.at(b, None)?;
+                if pb.is_some() {
+                    (sa, pb)
+                } else {
+                    let refname = evidence_ref(self.sprint);
+                    let merged =
+                        crate::sync::merge::evidence(self.store, &refname, self.sprint, a, b)?;
+                    if merged.tree != info.tree {
+                        (
+                            sa,
+                            Some(bad(
+                                "a merge whose records are not the merge of its parents' (`git rails sync` writes it from both chains)".into(),
+                            )),
+                        )
+                    } else {
+                        match self.read_state(info.tree)? {
+                            Ok(s) => (s, None),
+                            Err(what) => (sa, Some(bad(what))),
+                        }
+                    }
+                }
+            }
+        };
+        self.merges.insert(info.id, outcome.clone());
+        Ok(outcome)
+    }
+
+    fn read_state(&self, tree: ObjectId) -> Result<std::result::Result<State, String>> {
+        let Some(bytes) = self.store.read_file_in_tree(tree, STATE_FILE)? else {
+            return Ok(Err(format!("it has no {STATE_FILE}")));
+        };
+        Ok(serde_json::from_slice::<State>(&bytes)
+            .map_err(|e| format!("its {STATE_FILE} is not a rails-evidence/v1 state: {e}")))
+    }
+
+    fn check(&mut self, version: &str, id: &str) -> Result<Option<Check>> {
+        let key = (version.to_string(), id.to_string());
+        if let Some(c) = self.checks.get(&key) {
+            return Ok(c.clone());
+        }
+        let c = match contract::find(self.store, self.sprint, Some(version)) {
+            Ok(f) => f.contract.check(id).cloned(),
+            Err(e) if e.kind == crate::error::Kind::Internal => return Err(e),
+            Err(_) => None,
+        };
+        self.checks.insert(key, c.clone());
+        Ok(c)
+    }
+
+    /// The first path the commit changes besides its record (`<stem>.json`, `<stem>.log`), the
+    /// tree it observed (`trees/<id>`, added) and `state.json`; None when there is none. Walks
+    /// only the folders on the record's path, one level each.
+    fn foreign_change(
+        &self,
+        parent: ObjectId,
+        tree: ObjectId,
+        stem: &str,
+        observed: Option<&str>,
+    ) -> Result<Option<String>> {
+        let store = self.store;
+        let (dir, name) = stem.rsplit_once('/').unwrap_or(("", stem));
+        let allowed_files = [format!("{name}.json"), format!("{name}.log")];
+        for top in store.differing_entries(Some(parent), Some(tree))? {
+            match top.as_str() {
+                STATE_FILE => {}
+                TREES_DIR => {
+                    let (a, b) = (
+                        store.entry_at(parent, TREES_DIR)?,
+                        store.entry_at(tree, TREES_DIR)?,
+                    );
+                    for t in store.differing_entries(a, b)? {
+                        let added = a
+                            .map(|a| store.entry_at(a, &t))
+                            .transpose()?
+                            .flatten()
+                            .is_none();
+                        if observed != Some(t.as_str()) || !added {
+                            return Ok(Some(format!("{TREES_DIR}/{t}")));
+                        }
+                    }
+                }
+                _ => {
+                    // Down the record's folders: at each level only the next one may differ.
+                    let mut path = String::new();
+                    let mut expect = dir.split('/').peekable();
+                    let mut next = Some(top.clone());
+                    let mut here = top;
+                    loop {
+                        let want = expect.next();
+                        if next.as_deref() != want {
+                            return Ok(Some(if path.is_empty() {
+                                here
+                            } else {
+                                format!("{path}/{here}")
+                            }));
+                        }
+                        path = if path.is_empty() {
+                            here.clone()
+                        } else {
+                            format!("{path}/{here}")
+                        };
+                        let (a, b) = (store.entry_at(parent, &path)?, store.entry_at(tree, &path)?);
+                        let changed = store.differing_entries(a, b)?;
+                        if expect.peek().is_none() {
+                            if let Some(f) = changed.iter().find(|f| !allowed_files.contains(f)) {
+                                return Ok(Some(format!("{path}/{f}")));
+                            }
+                            break;
+                        }
+                        match changed.as_slice() {
+                            [] => break,
+                            [one] => {
+                                here = one.clone();
+                                next = Some(one.clone());
+                            }
+                            [first, ..] => {
+                                let want = expect.peek().copied();
+                                let odd = changed
+                                    .iter()
+                                    .find(|c| Some(c.as_str()) != want)
+                                    .unwrap_or(first);
+                                return Ok(Some(format!("{path}/{odd}")));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Applies one commit to `state`; Some(what is wrong) when it is not one legal transition.
+    fn step(
+        &mut self,
+        state: &mut State,
+        parent_tree: ObjectId,
+        info: &CommitInfo,
+    ) -> Result<Option<String>> {
+        let store = self.store;
+        let Some(trailer) = info.trailer("Rails-Transition") else {
+            return Ok(Some(
+                "it has no Rails-Transition trailer, so it holds no transition".into(),
+            ));
+        };
+        let Some((t, id)) = trailer.trim().split_once(' ') else {
+            return Ok(Some(format!(
+                "its Rails-Transition trailer {trailer:?} is not `<transition> <criterion>`"
+            )));
+        };
+        let id = id.trim();
+        let Some(t) = Transition::parse(t) else {
+            return Ok(Some(format!("{t:?} is not a transition")));
+        };
+        match info.trailer("Rails-Sprint") {
+            Some(s) if s.trim() == self.sprint => {}
+            Some(s) => {
+                return Ok(Some(format!(
+                    "it is a transition of sprint {}, not {}",
+                    s.trim(),
+                    self.sprint
+                )))
+            }
+            None => return Ok(Some("it has no Rails-Sprint trailer".into())),
+        }
+        let known = state.criteria.get(id).cloned();
+        let shape = known
+            .clone()
+            .unwrap_or_else(|| Criterion::new(Proof::Check));
+        let stem = record_stem(&shape, id, t);
+        let json_path = format!("{stem}.json");
+        let Some(blob) = store.entry_at(info.tree, &json_path)? else {
+            return Ok(Some(format!(
+                "its {} record {json_path} is missing",
+                t.as_str().to_uppercase()
+            )));
+        };
+        if store.entry_at(parent_tree, &json_path)? == Some(blob) {
+            return Ok(Some(format!(
+                "its record {json_path} is the one an earlier commit wrote, so it records nothing new"
+            )));
+        }
+        let bytes = store.blob(blob)?;
+        let mut record: Record = match serde_json::from_slice(&bytes) {
+            Ok(r) => r,
+            Err(e) => return Ok(Some(format!("{json_path} is not an evidence record: {e}"))),
+        };
+        record.id = Some(blob.to_string());
+        let Some(check) = self.check(&record.contract_version, id)? else {
+            return Ok(Some(format!(
+                "its record names contract {} {}, which has no criterion {id:?}",
+                self.sprint, record.contract_version
+            )));
+        };
+        let mut c = known.unwrap_or_else(|| Criterion::new(Proof::of(check.kind)));
+        let req = Request {
+            sprint: self.sprint,
+            criterion: id,
+            transition: t,
+            note: record.note.as_deref().filter(|n| !n.trim().is_empty()),
+            path: record.path.as_deref().filter(|p| !p.trim().is_empty()),
+            because: record.because.as_deref(),
+        };
+        if let Err(e) = check_allowed(&req, &c, &check) {
+            return Ok(Some(format!(
+                "{} {id} is not a legal transition from {}: {}",
+                t.as_str(),
+                c.status.as_str(),
+                first_line(&e.message)
+            )));
+        }
+        if let Err(e) = check_record(&req, &c, &check, &record) {
+            return Ok(Some(format!(
+                "{} {id}: {}",
+                t.as_str(),
+                first_line(&e.message)
+            )));
+        }
+        if let Some(tree) = record.tree.as_deref() {
+            let carried = ObjectId::from_hex(tree.as_bytes())
+                .ok()
+                .map(|want| {
+                    store
+                        .entry_at(info.tree, &format!("{TREES_DIR}/{tree}"))
+                        .map(|got| got == Some(want))
+                })
+                .transpose()?
+                .unwrap_or(false);
+            if !carried {
+                return Ok(Some(format!(
+                    "its record is bound to tree {}, which the chain does not carry under {TREES_DIR}/",
+                    short(tree)
+                )));
+            }
+        }
+        if let Some(path) =
+            self.foreign_change(parent_tree, info.tree, &stem, record.tree.as_deref())?
+        {
+            return Ok(Some(format!(
+                "it also changes {path}, which is not this transition's record"
+            )));
+        }
+        apply(&mut c, t, &check, record);
+        let status = c.status;
+        state.criteria.insert(id.to_string(), c);
+        match self.read_state(info.tree)? {
+            Err(what) => Ok(Some(what)),
+            Ok(written) if written == *state => Ok(None),
+            Ok(written) => {
+                let said = written.criteria.get(id).map(|c| c.status);
+                Ok(Some(match said {
+                    Some(s) if s != status => format!(
+                        "its {STATE_FILE} says {id} is {}, but its records replay to {}",
+                        s.as_str(),
+                        status.as_str()
+                    ),
+                    _ => format!("its {STATE_FILE} is not the state its records replay to"),
+                }))
+            }
+        }
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
