@@ -1004,6 +1004,17 @@ impl Store {
             .ctx(format!("reading the tree id {:?}", hex.trim()))
     }
 
+    /// The paths git tracks (the index's entries), as `git ls-files` lists them. Off the hot
+    /// path: `contract freeze` reads it to capture only tracked files.
+    pub fn tracked_files(&self) -> Result<Vec<String>> {
+        let out = self.git(&["ls-files", "-z"])?;
+        Ok(out
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect())
+    }
+
     /// Whether `old` is an ancestor of `new` (a fast-forward), as git decides it; works on
     /// quarantined objects inside a pre-receive hook.
     pub fn is_ancestor(&self, old: &str, new: &str) -> Result<bool> {
