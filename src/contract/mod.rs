@@ -604,7 +604,58 @@ pub fn rfc3339(seconds: i64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::next_version;
+    use super::{next_version, vanished, Dropped};
+    use crate::contract::schema::Contract;
+
+    fn contract(checks: &[(&str, bool)]) -> Contract {
+        let checks: Vec<serde_json::Value> = checks
+            .iter()
+            .map(|(id, blocking)| {
+                serde_json::json!({"id": id, "description": "d", "kind": "file_exists",
+                    "spec": {"path": "x"}, "blocking": blocking})
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "version": "v1", "id": "01JDQ7ZK3M8T5V2W9X4Y6Z0ABC", "sprintId": "S",
+            "createdAt": "2026-11-30T12:00:00Z", "type": "feature", "dod": {"checks": checks},
+            "environmentPrerequisites": [], "nonGoals": [], "runtimeValidation": {"commands": []},
+            "riskFlags": [], "reviewerProfile": "static",
+            "approvalGates": {"impl": true, "review": true, "deploy": false}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn vanished_criteria_are_those_no_later_version_dropped() {
+        let v1 = contract(&[("a", true), ("b", true), ("c", false)]);
+        let v2 = contract(&[("a", false)]);
+        let none: &[Dropped] = &[];
+        let got: Vec<(String, &str, String)> = vanished(&[("v1", &v1, none), ("v1.1", &v2, none)])
+            .into_iter()
+            .map(|v| (v.id, v.change, v.blocking_in))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a".to_string(), "made non-blocking", "v1".to_string()),
+                ("b".to_string(), "removed", "v1".to_string())
+            ]
+        );
+        let drop_b = [Dropped {
+            id: "b".into(),
+            change: "removed".into(),
+            blocking_in: "v1".into(),
+            reason: "r".into(),
+        }];
+        let got = vanished(&[("v1", &v1, none), ("v1.1", &v2, &drop_b)]);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].id, "a");
+        // Restored later: nothing vanished.
+        let v3 = contract(&[("a", true), ("b", true)]);
+        assert!(
+            vanished(&[("v1", &v1, none), ("v1.1", &v2, none), ("v1.2", &v3, none)]).is_empty()
+        );
+    }
 
     #[test]
     fn versions_count_up() {

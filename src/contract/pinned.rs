@@ -29,6 +29,9 @@ pub const PINNED_FILE: &str = "pinned.json";
 pub const PINNED_DIR: &str = "pinned";
 pub const SCHEMA: &str = "rails-pinned/v1";
 
+/// Files to add to a version's tree: path and content.
+pub type Files = Vec<(String, Vec<u8>)>;
+
 /// `pinned.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -91,10 +94,9 @@ fn refs_of(schema: &Value, at: &str, out: &mut Vec<String>) {
                         let file = r.split('#').next().unwrap_or("");
                         if !file.is_empty() && !file.contains(':') {
                             let dir = at.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
-                            let joined = if file.starts_with('/') {
-                                file.to_string()
-                            } else if dir.is_empty() {
-                                file.to_string()
+                            // `/x` resolves against `file:///<repo path>`: the top level.
+                            let joined = if file.starts_with('/') || dir.is_empty() {
+                                file.trim_start_matches('/').to_string()
                             } else {
                                 format!("{dir}/{file}")
                             };
@@ -159,11 +161,7 @@ fn add(
 /// Captures what the checks of `contract` read, from the work tree at `root`: the manifest
 /// and the files to add to the version's tree (`pinned.json` and `pinned/<path>`; none when
 /// nothing is read). Refused when a file to capture is missing or not tracked.
-pub fn capture(
-    store: &Store,
-    root: &Path,
-    contract: &Contract,
-) -> Result<(Pinned, Vec<(String, Vec<u8>)>)> {
+pub fn capture(store: &Store, root: &Path, contract: &Contract) -> Result<(Pinned, Files)> {
     let tracked: BTreeSet<String> = store.tracked_files()?.into_iter().collect();
     let mut pinned = Pinned {
         schema: SCHEMA.to_string(),
@@ -328,4 +326,26 @@ pub fn runs_any(check: &Check, paths: &[String]) -> bool {
         .and_then(Value::as_str)
         .and_then(normalize);
     named.is_some_and(|n| paths.contains(&n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{normalize, refs_of};
+
+    #[test]
+    fn paths_normalize_inside_the_repository_only() {
+        assert_eq!(normalize("./a/b/../c.json").as_deref(), Some("a/c.json"));
+        assert_eq!(normalize("../x"), None);
+    }
+
+    #[test]
+    fn relative_refs_resolve_next_to_the_file_and_others_are_left() {
+        let schema = serde_json::json!({"$ref": "defs.json#/x", "properties": {
+            "a": {"$ref": "../common/a.json"}, "b": {"$ref": "#/local"},
+            "c": {"$ref": "https://example.com/s.json"}}});
+        let mut out = Vec::new();
+        refs_of(&schema, "schemas/out.json", &mut out);
+        out.sort();
+        assert_eq!(out, ["common/a.json", "schemas/defs.json"]);
+    }
 }
