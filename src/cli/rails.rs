@@ -452,6 +452,14 @@ pub struct FreezeArgs {
     /// Freeze the draft as the next version on top of the frozen tip
     #[arg(long)]
     pub bump: bool,
+    /// A blocking criterion of an earlier version that this one removes or makes non-blocking;
+    /// each one must be named (repeat the flag), or the freeze is refused
+    #[arg(long = "drop", value_name = "ID", requires = "bump")]
+    pub drop: Vec<String>,
+    /// Why the criterion of the --drop before it is no longer needed (one per --drop, in the
+    /// same order, or one for all); status, gate and the version's commit show it
+    #[arg(long = "reason", value_name = "TEXT", requires = "drop")]
+    pub reason: Vec<String>,
     /// Print the frozen version as JSON
     #[arg(long)]
     pub json: bool,
@@ -1085,6 +1093,11 @@ fn cmd_gate(a: GateArgs) -> Result<Outcome> {
             outln!("- {} {}: {}", m.criterion, m.reason, m.command);
         }
     }
+    if !a.json {
+        for d in &report.dropped {
+            outln!("{}", gate::dropped_line(d));
+        }
+    }
     Ok(if report.done {
         Outcome::Ok
     } else {
@@ -1328,6 +1341,7 @@ fn frozen_json(f: &contract::Frozen) -> serde_json::Value {
         "commit": f.commit.to_string(),
         "base": f.base.map(|b| b.to_string()),
         "frozenAt": contract::rfc3339(f.frozen_at),
+        "dropped": f.dropped,
         "contract": f.contract,
     })
 }
@@ -1335,7 +1349,28 @@ fn frozen_json(f: &contract::Frozen) -> serde_json::Value {
 fn cmd_freeze(a: FreezeArgs) -> Result<Outcome> {
     contract::check_sprint(&a.sprint)?;
     let store = Store::discover()?;
-    let f = contract::freeze(&store, &a.sprint, a.bump)?;
+    if a.reason.len() != a.drop.len() && a.reason.len() != 1 {
+        return Err(Error::usage(format!(
+            "{} --drop and {} --reason: give one --reason after each --drop (or one for all)",
+            a.drop.len(),
+            a.reason.len()
+        )));
+    }
+    let drops: Vec<contract::DropRequest> = a
+        .drop
+        .iter()
+        .enumerate()
+        .map(|(i, id)| contract::DropRequest {
+            id: id.clone(),
+            reason: a
+                .reason
+                .get(i)
+                .or(a.reason.first())
+                .cloned()
+                .unwrap_or_default(),
+        })
+        .collect();
+    let f = contract::freeze(&store, &a.sprint, a.bump, &drops)?;
     if a.json {
         super::print_json(&frozen_json(&f))?;
     } else {
@@ -1346,6 +1381,15 @@ fn cmd_freeze(a: FreezeArgs) -> Result<Outcome> {
             short(&f.commit.to_string()),
             f.sprint
         );
+        for d in &f.dropped {
+            outln!(
+                "dropped in {}: {} ({}) — {}",
+                f.version,
+                d.id,
+                d.change,
+                d.reason
+            );
+        }
         outln!(
             "next: `git rails contract validate {}` runs its checks",
             f.sprint

@@ -101,8 +101,26 @@ impl Outcome {
     }
 }
 
-/// Runs one DoD check.
+/// What a check reads from its records instead of the work tree (see `contract::pinned`).
+/// The default reads everything from the work tree, as a draft's checks do.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Reads<'a> {
+    /// The files frozen with the contract (schemas and what they `$ref`), by repository path.
+    /// Some: an `artifact_schema` validates against these only.
+    pub files: Option<&'a BTreeMap<String, Vec<u8>>>,
+    /// A `manual_checklist`'s items as frozen (its spec's own `items` come first).
+    pub checklist_items: Option<&'a [String]>,
+    /// The checklist's text to judge (its committed content) instead of the work tree's.
+    pub checklist_text: Option<&'a [u8]>,
+}
+
+/// Runs one DoD check, reading everything from the work tree.
 pub fn run_check(spec: &CheckSpec, root: &Path) -> Outcome {
+    run_check_reading(spec, root, Reads::default())
+}
+
+/// Runs one DoD check, reading what `reads` gives from there.
+pub fn run_check_reading(spec: &CheckSpec, root: &Path, reads: Reads<'_>) -> Outcome {
     timed(|| match spec {
         CheckSpec::FileExists(s) => file_exists(s, root),
         CheckSpec::CommandSuccess(s) => command_success(s, root),
@@ -110,8 +128,8 @@ pub fn run_check(spec: &CheckSpec, root: &Path) -> Outcome {
         CheckSpec::HttpStatus(s) => http_status(s),
         CheckSpec::DbQuery(s) => db_query(s, root),
         CheckSpec::ProcessListening(s) => tcp_listening(s),
-        CheckSpec::ArtifactSchema(s) => artifact_schema(s, root),
-        CheckSpec::ManualChecklist(s) => manual_checklist(s, root),
+        CheckSpec::ArtifactSchema(s) => artifact_schema(s, root, reads.files),
+        CheckSpec::ManualChecklist(s) => manual_checklist(s, root, reads),
     })
 }
 
@@ -817,10 +835,70 @@ fn file_uri(path: &Path) -> String {
     out
 }
 
-fn artifact_schema(spec: &ArtifactSchemaSpec, root: &Path) -> Outcome {
+/// Resolves the `$ref`s of a frozen schema among the frozen files only: nothing is read from
+/// the work tree or the network.
+struct FrozenRetriever {
+    files: BTreeMap<String, Vec<u8>>,
+}
+
+/// The base URI of a frozen file: `file:///<repository path>`.
+fn frozen_uri(rel: &str) -> String {
+    file_uri(&Path::new("/").join(rel))
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+impl jsonschema::Retrieve for FrozenRetriever {
+    fn retrieve(
+        &self,
+        uri: &jsonschema::Uri<String>,
+    ) -> std::result::Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        let path = percent_decode(uri.path().as_str());
+        let rel = path.trim_start_matches('/');
+        match self.files.get(rel) {
+            Some(bytes) => Ok(serde_json::from_slice(bytes)?),
+            None => Err(format!("{rel} was not frozen with the contract").into()),
+        }
+    }
+}
+
+fn artifact_schema(
+    spec: &ArtifactSchemaSpec,
+    root: &Path,
+    frozen: Option<&BTreeMap<String, Vec<u8>>>,
+) -> Outcome {
     let no_errors = json!({"errors": []});
     let schema_path = root.join(&spec.schema);
-    let schema: Value = match fs::read(&schema_path) {
+    let read = match frozen {
+        // The schema as frozen: the work tree's copy is not read at all.
+        Some(files) => match super::pinned::normalize(&spec.schema).and_then(|p| files.get(&p)) {
+            Some(bytes) => Ok(bytes.clone()),
+            None => {
+                return Outcome::error(
+                    format!("schema {:?} was not frozen with the contract", spec.schema),
+                    no_errors,
+                )
+            }
+        },
+        None => fs::read(&schema_path),
+    };
+    let schema: Value = match read {
         Ok(bytes) => match serde_json::from_slice(&bytes) {
             Ok(v) => v,
             Err(e) => {
@@ -852,11 +930,18 @@ fn artifact_schema(spec: &ArtifactSchemaSpec, root: &Path) -> Outcome {
             .map(|d| d.join(&schema_path))
             .unwrap_or(schema_path)
     };
-    let validator = match jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .with_base_uri(file_uri(&absolute))
-        .build(&schema)
-    {
+    let options = jsonschema::options().with_draft(jsonschema::Draft::Draft202012);
+    let options = match frozen {
+        Some(files) => options
+            .with_base_uri(frozen_uri(
+                &super::pinned::normalize(&spec.schema).unwrap_or_default(),
+            ))
+            .with_retriever(FrozenRetriever {
+                files: files.clone(),
+            }),
+        None => options.with_base_uri(file_uri(&absolute)),
+    };
+    let validator = match options.build(&schema) {
         Ok(v) => v,
         Err(e) => {
             return Outcome::error(
@@ -954,30 +1039,46 @@ fn checklist_items(markdown: &str) -> Vec<ChecklistItem> {
     items
 }
 
-fn manual_checklist(spec: &ChecklistSpec, root: &Path) -> Outcome {
+/// The texts of a Markdown checklist's items, in order (what `freeze` captures).
+pub fn checklist_item_texts(markdown: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for i in checklist_items(markdown) {
+        if !out.contains(&i.text) {
+            out.push(i.text);
+        }
+    }
+    out
+}
+
+fn manual_checklist(spec: &ChecklistSpec, root: &Path, reads: Reads<'_>) -> Outcome {
     let path = spec.path.as_str();
     let empty = json!({"unticked": [], "missing": []});
-    let text = match read_file(path, root, &empty) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(o) => return *o,
+    let text = match reads.checklist_text {
+        Some(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        None => match read_file(path, root, &empty) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(o) => return *o,
+        },
     };
     let items = checklist_items(&text);
-    let (considered, missing): (Vec<&ChecklistItem>, Vec<String>) = match &spec.items {
-        None => (items.iter().collect(), Vec::new()),
-        Some(wanted) => {
-            let mut considered = Vec::new();
-            let mut missing = Vec::new();
-            for w in wanted {
-                let w = w.trim();
-                let found: Vec<&ChecklistItem> = items.iter().filter(|i| i.text == w).collect();
-                if found.is_empty() {
-                    missing.push(w.to_string());
+    let frozen_items = reads.checklist_items.map(|i| i.to_vec());
+    let (considered, missing): (Vec<&ChecklistItem>, Vec<String>) =
+        match spec.items.as_ref().or(frozen_items.as_ref()) {
+            None => (items.iter().collect(), Vec::new()),
+            Some(wanted) => {
+                let mut considered = Vec::new();
+                let mut missing = Vec::new();
+                for w in wanted {
+                    let w = w.trim();
+                    let found: Vec<&ChecklistItem> = items.iter().filter(|i| i.text == w).collect();
+                    if found.is_empty() {
+                        missing.push(w.to_string());
+                    }
+                    considered.extend(found);
                 }
-                considered.extend(found);
+                (considered, missing)
             }
-            (considered, missing)
-        }
-    };
+        };
     let mut unticked: Vec<String> = Vec::new();
     for item in considered.iter().filter(|i| !i.ticked) {
         if !unticked.contains(&item.text) {

@@ -181,6 +181,7 @@ pub fn generate(doc: &str, sprint: Option<&str>, now: jiff::Timestamp) -> Result
         risk_flags: Vec::new(),
         reviewer_profile: ReviewerProfile::Static,
         approval_gates: Gates::default(),
+        check_paths: None,
     };
     let mut manual_items = drafted.manual;
     settle(

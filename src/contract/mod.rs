@@ -9,10 +9,13 @@
 pub mod checks;
 pub mod generate;
 pub mod junit;
+pub mod pinned;
 pub mod schema;
 pub mod validate;
 
 use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Context, Error, Result};
 use crate::store::{self, refs, CommitInfo, ObjectId, Store};
@@ -20,6 +23,102 @@ use schema::{Contract, Problem};
 
 /// The file every frozen version's tree holds.
 pub const CONTRACT_FILE: &str = "contract.json";
+/// The criteria a version dropped on purpose (`freeze --bump --drop <id> --reason …`); absent
+/// when it dropped none.
+pub const DROPPED_FILE: &str = "dropped.json";
+
+/// A blocking criterion a version removed or made non-blocking, and why: a criterion never
+/// vanishes silently.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Dropped {
+    pub id: String,
+    /// `removed` or `made non-blocking`.
+    pub change: String,
+    /// The last version in which it was a blocking criterion.
+    pub blocking_in: String,
+    pub reason: String,
+}
+
+/// One `--drop <id> --reason <text>` of a freeze.
+#[derive(Debug, Clone)]
+pub struct DropRequest {
+    pub id: String,
+    pub reason: String,
+}
+
+/// A criterion that was blocking in some version and is not blocking in the newest, with no
+/// drop recorded since.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vanished {
+    pub id: String,
+    pub change: &'static str,
+    pub blocking_in: String,
+}
+
+/// The criteria of `chain` (oldest first: version, contract, its recorded drops) that were
+/// blocking in some version, are not blocking in the last one, and whose drop no later version
+/// records.
+pub fn vanished(chain: &[(&str, &Contract, &[Dropped])]) -> Vec<Vanished> {
+    let Some((_, last, _)) = chain.last() else {
+        return Vec::new();
+    };
+    let blocking_in = |c: &Contract, id: &str| c.check(id).is_some_and(|k| k.blocking);
+    let mut ids: Vec<&str> = Vec::new();
+    for (_, c, _) in chain {
+        for k in c.dod.checks.iter().filter(|k| k.blocking) {
+            if !ids.contains(&k.id.as_str()) {
+                ids.push(&k.id);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for id in ids {
+        if blocking_in(last, id) {
+            continue;
+        }
+        let Some(l) = chain.iter().rposition(|(_, c, _)| blocking_in(c, id)) else {
+            continue;
+        };
+        if chain[l + 1..]
+            .iter()
+            .any(|(_, _, d)| d.iter().any(|x| x.id == id))
+        {
+            continue;
+        }
+        out.push(Vanished {
+            id: id.to_string(),
+            change: if last.check(id).is_some() {
+                "made non-blocking"
+            } else {
+                "removed"
+            },
+            blocking_in: chain[l].0.to_string(),
+        });
+    }
+    out
+}
+
+/// Every drop recorded in `versions` whose criterion is not blocking in the newest, with the
+/// version that recorded it.
+pub fn drops_in_force(versions: &[Frozen]) -> Vec<(String, Dropped)> {
+    let Some(newest) = versions.last() else {
+        return Vec::new();
+    };
+    versions
+        .iter()
+        .flat_map(|f| f.dropped.iter().map(|d| (f.version.clone(), d.clone())))
+        .filter(|(_, d)| !newest.contract.check(&d.id).is_some_and(|k| k.blocking))
+        .collect()
+}
+
+/// The chain of `versions` as [`vanished`] reads it.
+pub fn chain_of(versions: &[Frozen]) -> Vec<(&str, &Contract, &[Dropped])> {
+    versions
+        .iter()
+        .map(|f| (f.version.as_str(), &f.contract, f.dropped.as_slice()))
+        .collect()
+}
 
 /// One frozen version of a sprint's contract.
 #[derive(Debug, Clone)]
@@ -28,11 +127,15 @@ pub struct Frozen {
     /// `v1`, `v1.1`, …
     pub version: String,
     pub commit: ObjectId,
+    /// The version commit's tree (`contract.json`, and what `pinned.json` captured).
+    pub tree: ObjectId,
     /// The commit HEAD pointed at when the version was frozen.
     pub base: Option<ObjectId>,
     /// Seconds since the epoch.
     pub frozen_at: i64,
     pub contract: Contract,
+    /// The criteria this version dropped on purpose.
+    pub dropped: Vec<Dropped>,
 }
 
 /// The ref of a sprint's frozen versions.
@@ -157,13 +260,25 @@ fn frozen_from(store: &Store, sprint: &str, info: &CommitInfo) -> Result<Frozen>
     let base = info
         .trailer("Rails-Base")
         .and_then(|b| ObjectId::from_hex(b.as_bytes()).ok());
+    let dropped = match store.read_file_in_tree(info.tree, DROPPED_FILE)? {
+        None => Vec::new(),
+        Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+            Error::internal(format!(
+                "{} at {}: {DROPPED_FILE} cannot be read: {e}; the record is damaged",
+                contract_ref(sprint),
+                info.id
+            ))
+        })?,
+    };
     Ok(Frozen {
         sprint: sprint.to_string(),
         version,
         commit: info.id,
+        tree: info.tree,
         base,
         frozen_at: info.time,
         contract,
+        dropped,
     })
 }
 
@@ -233,8 +348,24 @@ pub fn list(store: &Store) -> Result<Vec<Frozen>> {
 
 /// Freezes the draft of `sprint`: v1 when the sprint was never frozen, or (with `bump`) the
 /// next version on top of the tip. Returns the new version.
-pub fn freeze(store: &Store, sprint: &str, bump: bool) -> Result<Frozen> {
+pub fn freeze(store: &Store, sprint: &str, bump: bool, drops: &[DropRequest]) -> Result<Frozen> {
     check_sprint(sprint)?;
+    if !bump && !drops.is_empty() {
+        return Err(Error::usage(
+            "--drop needs --bump: only a new version can drop a criterion of an earlier one",
+        ));
+    }
+    for (i, d) in drops.iter().enumerate() {
+        if d.reason.trim().is_empty() {
+            return Err(Error::usage(format!(
+                "--drop {}: the --reason is empty; say why the criterion is no longer needed",
+                d.id
+            )));
+        }
+        if drops[..i].iter().any(|x| x.id == d.id) {
+            return Err(Error::usage(format!("--drop {} is given twice", d.id)));
+        }
+    }
     let root = store.workdir()?.to_path_buf();
     let _lock = store::lock(
         store.common_dir(),
@@ -243,6 +374,8 @@ pub fn freeze(store: &Store, sprint: &str, bump: bool) -> Result<Frozen> {
     )?;
     let (path, contract) = load_draft(&root, sprint)?;
     let tip = newest(store, sprint)?;
+    // What the checks read is frozen with them (see `pinned`).
+    let (pins, pin_files) = pinned::capture(store, &root, &contract)?;
     let version = match (&tip, bump) {
         (Some(t), false) => {
             return Err(Error::refused(format!(
@@ -261,7 +394,13 @@ pub fn freeze(store: &Store, sprint: &str, bump: bool) -> Result<Frozen> {
         }
         (None, false) => "v1".to_string(),
         (Some(t), true) => {
-            if t.contract.to_canonical_json() == contract.to_canonical_json() {
+            let tip_pins = pinned::load(store, t.tree)?.unwrap_or_default();
+            let same_pins =
+                tip_pins.files == pins.files && tip_pins.checklists == pins.checklists;
+            if t.contract.to_canonical_json() == contract.to_canonical_json()
+                && drops.is_empty()
+                && same_pins
+            {
                 return Err(Error::refused(format!(
                     "the draft of {sprint} equals the frozen {}; there is nothing to bump",
                     t.version
@@ -273,6 +412,10 @@ pub fn freeze(store: &Store, sprint: &str, bump: bool) -> Result<Frozen> {
             next_version(&t.version)
         }
     };
+    let dropped = match &tip {
+        Some(_) => check_drops(store, sprint, &version, &contract, drops)?,
+        None => Vec::new(),
+    };
     let base = store.head_commit()?;
     let changes = match &tip {
         Some(t) => describe_changes(&t.contract, &contract),
@@ -283,20 +426,42 @@ pub fn freeze(store: &Store, sprint: &str, bump: bool) -> Result<Frozen> {
             contract.runtime_validation.commands.len()
         )],
     };
+    let mut changes = changes;
+    for d in &dropped {
+        changes.push(format!(
+            "dropped {} ({}; blocking in {}): {}",
+            d.id, d.change, d.blocking_in, d.reason
+        ));
+    }
+    if !pins.files.is_empty() {
+        let paths: Vec<&str> = pins.files.keys().map(String::as_str).collect();
+        changes.push(format!("froze what its checks read: {}", paths.join(", ")));
+    }
+    let mut trailers = vec![
+        ("Rails-Sprint", sprint.to_string()),
+        ("Rails-Contract-Version", version.clone()),
+        ("Rails-Contract-Id", contract.id.clone()),
+        (
+            "Rails-Base",
+            base.map(|b| b.to_string()).unwrap_or_else(|| "none".into()),
+        ),
+    ];
+    for d in &dropped {
+        trailers.push(("Rails-Dropped", d.id.clone()));
+    }
     let msg = store::message(
         &format!("contract {sprint} {version}"),
         &changes.join("\n"),
-        &[
-            ("Rails-Sprint", sprint.to_string()),
-            ("Rails-Contract-Version", version.clone()),
-            ("Rails-Contract-Id", contract.id.clone()),
-            (
-                "Rails-Base",
-                base.map(|b| b.to_string()).unwrap_or_else(|| "none".into()),
-            ),
-        ],
+        &trailers,
     );
-    let files = vec![(CONTRACT_FILE.to_string(), contract.to_canonical_json())];
+    let mut files = vec![(CONTRACT_FILE.to_string(), contract.to_canonical_json())];
+    files.extend(pin_files);
+    if !dropped.is_empty() {
+        let mut bytes = serde_json::to_vec_pretty(&dropped)
+            .map_err(|e| Error::internal(format!("rendering {DROPPED_FILE}: {e}")))?;
+        bytes.push(b'\n');
+        files.push((DROPPED_FILE.to_string(), bytes));
+    }
     let expected = tip.as_ref().map(|t| t.commit);
     let Some(commit) = store.append_commit(&contract_ref(sprint), expected, &files, &msg)? else {
         return Err(Error::refused(format!(
@@ -307,6 +472,75 @@ pub fn freeze(store: &Store, sprint: &str, bump: bool) -> Result<Frozen> {
     make_read_only(&path)?;
     let info = store.commit_info(commit)?;
     frozen_from(store, sprint, &info)
+}
+
+/// The drops of a new version `version` (the draft `next`): every blocking criterion of an
+/// earlier version that `next` removes or makes non-blocking must be named by a `--drop`, and
+/// every `--drop` must name one of them.
+fn check_drops(
+    store: &Store,
+    sprint: &str,
+    version: &str,
+    next: &Contract,
+    drops: &[DropRequest],
+) -> Result<Vec<Dropped>> {
+    let versions = versions(store, sprint)?;
+    let mut chain = chain_of(&versions);
+    chain.push((version, next, &[]));
+    let gone = vanished(&chain);
+    for d in drops {
+        if !gone.iter().any(|g| g.id == d.id) {
+            let what = if gone.is_empty() {
+                "it drops none".to_string()
+            } else {
+                let ids: Vec<&str> = gone.iter().map(|g| g.id.as_str()).collect();
+                format!("it drops {}", ids.join(", "))
+            };
+            return Err(Error::refused(format!(
+                "--drop {}: {version} does not remove {} or make it non-blocking ({what}); nothing was written",
+                d.id, d.id
+            ))
+            .hint(format!(
+                "name only the criteria the draft drops (see `git rails contract show {sprint}` and the draft)"
+            )));
+        }
+    }
+    let silent: Vec<&Vanished> = gone
+        .iter()
+        .filter(|g| !drops.iter().any(|d| d.id == g.id))
+        .collect();
+    if !silent.is_empty() {
+        let list: Vec<String> = silent
+            .iter()
+            .map(|g| format!("{} ({}; blocking in {})", g.id, g.change, g.blocking_in))
+            .collect();
+        let flags: Vec<String> = silent
+            .iter()
+            .map(|g| format!("--drop {} --reason \"<why it is no longer needed>\"", g.id))
+            .collect();
+        return Err(Error::refused(format!(
+            "{version} of {sprint} would drop {} without saying so: {}. A criterion never vanishes silently; nothing was written",
+            if silent.len() == 1 { "a criterion" } else { "criteria" },
+            list.join(", ")
+        ))
+        .hint(format!(
+            "name each one: `git rails contract freeze {sprint} --bump {}`, or keep it in the draft (`git rails contract edit {sprint} --next`)",
+            flags.join(" ")
+        )));
+    }
+    Ok(gone
+        .into_iter()
+        .map(|g| Dropped {
+            reason: drops
+                .iter()
+                .find(|d| d.id == g.id)
+                .map(|d| d.reason.trim().to_string())
+                .unwrap_or_default(),
+            id: g.id,
+            change: g.change.to_string(),
+            blocking_in: g.blocking_in,
+        })
+        .collect())
 }
 
 /// Sets 0444 on a draft (the seed's "contract file is read-only").
@@ -370,7 +604,58 @@ pub fn rfc3339(seconds: i64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::next_version;
+    use super::{next_version, vanished, Dropped};
+    use crate::contract::schema::Contract;
+
+    fn contract(checks: &[(&str, bool)]) -> Contract {
+        let checks: Vec<serde_json::Value> = checks
+            .iter()
+            .map(|(id, blocking)| {
+                serde_json::json!({"id": id, "description": "d", "kind": "file_exists",
+                    "spec": {"path": "x"}, "blocking": blocking})
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "version": "v1", "id": "01JDQ7ZK3M8T5V2W9X4Y6Z0ABC", "sprintId": "S",
+            "createdAt": "2026-11-30T12:00:00Z", "type": "feature", "dod": {"checks": checks},
+            "environmentPrerequisites": [], "nonGoals": [], "runtimeValidation": {"commands": []},
+            "riskFlags": [], "reviewerProfile": "static",
+            "approvalGates": {"impl": true, "review": true, "deploy": false}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn vanished_criteria_are_those_no_later_version_dropped() {
+        let v1 = contract(&[("a", true), ("b", true), ("c", false)]);
+        let v2 = contract(&[("a", false)]);
+        let none: &[Dropped] = &[];
+        let got: Vec<(String, &str, String)> = vanished(&[("v1", &v1, none), ("v1.1", &v2, none)])
+            .into_iter()
+            .map(|v| (v.id, v.change, v.blocking_in))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a".to_string(), "made non-blocking", "v1".to_string()),
+                ("b".to_string(), "removed", "v1".to_string())
+            ]
+        );
+        let drop_b = [Dropped {
+            id: "b".into(),
+            change: "removed".into(),
+            blocking_in: "v1".into(),
+            reason: "r".into(),
+        }];
+        let got = vanished(&[("v1", &v1, none), ("v1.1", &v2, &drop_b)]);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].id, "a");
+        // Restored later: nothing vanished.
+        let v3 = contract(&[("a", true), ("b", true)]);
+        assert!(
+            vanished(&[("v1", &v1, none), ("v1.1", &v2, none), ("v1.2", &v3, none)]).is_empty()
+        );
+    }
 
     #[test]
     fn versions_count_up() {

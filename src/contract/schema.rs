@@ -107,6 +107,10 @@ pub struct Contract {
     pub risk_flags: Vec<RiskFlag>,
     pub reviewer_profile: ReviewerProfile,
     pub approval_gates: Gates,
+    /// Globs of the test files the checks run. Their content is frozen with each version; a
+    /// later change to one makes the criteria that run it ask for `reopen`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_paths: Option<Vec<String>>,
 }
 
 /// `approvalGates` {impl, review, deploy}, each default true.
@@ -700,6 +704,17 @@ impl Contract {
                 for (j, glob) in p.paths.iter().enumerate() {
                     out.extend(glob_problem(format!("nonGoals[{i}].paths[{j}]"), glob));
                 }
+            }
+        }
+        if let Some(globs) = &self.check_paths {
+            if globs.is_empty() {
+                out.push(Problem::new(
+                    "checkPaths",
+                    "empty; leave the key out for a contract without test files to freeze",
+                ));
+            }
+            for (i, g) in globs.iter().enumerate() {
+                out.extend(glob_problem(format!("checkPaths[{i}]"), g));
             }
         }
         for (i, c) in self.runtime_validation.commands.iter().enumerate() {

@@ -169,9 +169,31 @@ pub fn run(store: &Store, target: &Target<'_>, progress: &mut dyn FnMut(&Entry))
             progress(&e);
             results.push(e);
         }
+        // A frozen version's checks read what was frozen with it (see `pinned`); a draft's
+        // read the work tree.
+        let frozen_tree = match target.contract_commit {
+            Some(commit) => Some(store.tree_of(commit)?),
+            None => None,
+        };
+        let pins = match frozen_tree {
+            Some(t) => super::pinned::load(store, t)?,
+            None => None,
+        };
+        let files = match (frozen_tree, &pins) {
+            (Some(t), Some(p)) => Some(super::pinned::schema_files(store, t, p)?),
+            _ => None,
+        };
         for check in &c.dod.checks {
+            let reads = checks::Reads {
+                files: files.as_ref(),
+                checklist_items: pins
+                    .as_ref()
+                    .and_then(|p| p.checklists.get(&check.id))
+                    .map(Vec::as_slice),
+                checklist_text: None,
+            };
             let o = match check.typed_spec() {
-                Ok(spec) => checks::run_check(&spec, &root),
+                Ok(spec) => checks::run_check_reading(&spec, &root, reads),
                 Err(problem) => spec_error(&problem.to_string()),
             };
             let e = Entry {

@@ -67,16 +67,104 @@ pub struct Report {
     /// the commits before it replay, and the sprint is not done).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chain_problem: Option<Problem>,
+    /// Blocking criteria of earlier versions that a later one dropped on purpose, with why.
+    pub dropped: Vec<DroppedReport>,
+}
+
+/// A criterion dropped by a version (`freeze --bump --drop <id> --reason …`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DroppedReport {
+    pub id: String,
+    /// The version that dropped it.
+    pub version: String,
+    /// `removed` or `made non-blocking`.
+    pub change: String,
+    /// The last version in which it was blocking.
+    pub blocking_in: String,
+    pub reason: String,
+}
+
+/// `dropped in v1.1: c2 — <reason>`.
+pub fn dropped_line(d: &DroppedReport) -> String {
+    let how = if d.change == "removed" {
+        String::new()
+    } else {
+        format!(" ({})", d.change)
+    };
+    format!("dropped in {}: {}{how} — {}", d.version, d.id, d.reason)
+}
+
+/// What the versions before the newest say about criteria that went away: the drops in force,
+/// and a missing step for each blocking criterion that vanished with no drop recorded (a
+/// version written by hand: `freeze` refuses it). A sprint frozen once has neither.
+fn dropped_criteria(
+    store: &Store,
+    sprint: &str,
+    frozen: &contract::Frozen,
+) -> Result<(Vec<DroppedReport>, Vec<Step>)> {
+    if frozen.version == "v1" && frozen.dropped.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let versions = contract::versions(store, sprint)?;
+    let dropped = contract::drops_in_force(&versions)
+        .into_iter()
+        .map(|(version, d)| DroppedReport {
+            id: d.id,
+            version,
+            change: d.change,
+            blocking_in: d.blocking_in,
+            reason: d.reason,
+        })
+        .collect();
+    let steps = contract::vanished(&contract::chain_of(&versions))
+        .into_iter()
+        .map(|v| Step {
+            reason: format!(
+                "was a blocking criterion in {} and is {} in {} with no recorded drop; a criterion never vanishes silently",
+                v.blocking_in,
+                if v.change == "removed" { "gone" } else { "non-blocking" },
+                frozen.version
+            ),
+            command: format!(
+                "git rails contract edit {sprint} --next (restore it) or git rails contract freeze {sprint} --bump --drop {} --reason \"<why>\"",
+                v.id
+            ),
+            criterion: v.id,
+        })
+        .collect();
+    Ok((dropped, steps))
 }
 
 fn short(id: &Option<String>) -> Option<String> {
     id.as_ref().map(|s| s[..s.len().min(7)].to_string())
 }
 
-/// Paths under `.rails/` are the tool's own drafts, not the subject; a review proof's own
-/// checklist is its subject wherever it lives.
-fn subject_path(p: &str, checklist: Option<&str>) -> bool {
-    !p.starts_with(".rails/") || checklist == Some(p)
+/// Paths under `.rails/` are the tool's own drafts and checklists, not the subject: they
+/// never make a proof stale (a checklist's ticks count once committed, when it is surfaced).
+fn subject_path(p: &str) -> bool {
+    !p.starts_with(".rails/")
+}
+
+/// The test files of `checkPaths` as each version froze them, to find criteria proven under an
+/// older version whose test files a newer one re-froze.
+fn check_path_pins(
+    store: &Store,
+    sprint: &str,
+) -> Result<std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>> {
+    let mut out = std::collections::BTreeMap::new();
+    for f in contract::versions(store, sprint)? {
+        let pins = contract::pinned::load(store, f.tree)?
+            .map(|p| {
+                p.check_path_blobs()
+                    .into_iter()
+                    .map(|(a, b)| (a.to_string(), b.to_string()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.insert(f.version, pins);
+    }
+    Ok(out)
 }
 
 /// Computes the report for `sprint`, judging staleness on `commit` (None: no commit to judge).
@@ -113,13 +201,70 @@ pub fn evaluate_tree(
     }
     let mut no_receipt = Vec::new();
     let mut stale_ids = Vec::new();
+    // The test files of checkPaths: changed in the judged tree since the freeze, or re-frozen
+    // by a newer version than the one a criterion's RED was recorded under.
+    let pins = match &frozen.contract.check_paths {
+        Some(_) => contract::pinned::load(store, frozen.tree)?,
+        None => None,
+    };
+    let changed_tests = match (commit_tree, &pins) {
+        (Some(t), Some(_)) => {
+            contract::pinned::changed_check_paths(store, &frozen.contract, pins.as_ref(), t)?
+        }
+        _ => Vec::new(),
+    };
+    let older_red = pins.is_some()
+        && criteria_state.values().any(|c| {
+            c.red
+                .as_ref()
+                .map(|r| r.contract_version.as_str())
+                .is_some_and(|v| v != frozen.version)
+        });
+    let pins_by_version = if older_red {
+        check_path_pins(store, sprint)?
+    } else {
+        Default::default()
+    };
+    let refrozen = |version: Option<&str>| -> Vec<String> {
+        let (Some(v), Some(now)) = (version, pins_by_version.get(&frozen.version)) else {
+            return Vec::new();
+        };
+        let Some(then) = pins_by_version.get(v) else {
+            return Vec::new();
+        };
+        let mut paths: Vec<String> = then
+            .keys()
+            .chain(now.keys())
+            .filter(|p| then.get(*p) != now.get(*p))
+            .cloned()
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    };
     for check in &frozen.contract.dod.checks {
         let proof = Proof::of(check.kind);
         let c = criteria_state.get(&check.id);
         let status = c.map(|c| c.status).unwrap_or(CriterionStatus::Pending);
-        let needs_reopen = c.is_some_and(|c| {
-            c.status != CriterionStatus::Pending && spec_changed(c.proven_spec.as_ref(), check)
-        });
+        let proven = c.is_some_and(|c| c.status != CriterionStatus::Pending);
+        let spec_moved = proven && c.is_some_and(|c| spec_changed(c.proven_spec.as_ref(), check));
+        let tests_moved: Vec<String> = if proven && proof == Proof::Check {
+            let mut t: Vec<String> = changed_tests.clone();
+            t.extend(refrozen(
+                c.and_then(|c| c.red.as_ref())
+                    .map(|r| r.contract_version.as_str()),
+            ));
+            t.sort();
+            t.dedup();
+            if contract::pinned::runs_any(check, &t) {
+                t
+            } else {
+                Vec::new()
+            }
+        } else {
+            Vec::new()
+        };
+        let needs_reopen = spec_moved || !tests_moved.is_empty();
         let mut stale = None;
         if let (Some(c), Some(tree)) = (c, commit_tree) {
             if c.status == CriterionStatus::Surfaced {
@@ -128,12 +273,6 @@ pub fn evaluate_tree(
                         Error::internal(format!("criterion {} has a bad bound tree: {e}", check.id))
                     })?;
                     if bound != tree {
-                        let checklist = match check.typed_spec() {
-                            Ok(crate::contract::schema::CheckSpec::ManualChecklist(c)) => {
-                                Some(c.path.trim_start_matches("./").to_string())
-                            }
-                            _ => None,
-                        };
                         let scope = match &check.scope {
                             Some(globs) => Some(glob_matcher(globs)?),
                             None => None,
@@ -141,7 +280,7 @@ pub fn evaluate_tree(
                         let changed: Vec<String> = store
                             .changed_paths(bound, tree)?
                             .into_iter()
-                            .filter(|p| subject_path(p, checklist.as_deref()))
+                            .filter(|p| subject_path(p))
                             .filter(|p| scope.as_ref().is_none_or(|s| s.is_match(p.as_str())))
                             .collect();
                         if !changed.is_empty() {
@@ -153,13 +292,33 @@ pub fn evaluate_tree(
         }
         let receipts = c.map(|c| c.cleanup_receipts).unwrap_or(0);
         let id = &check.id;
-        if needs_reopen {
+        if needs_reopen && !spec_moved && changed_tests.iter().any(|p| tests_moved.contains(p)) {
             missing.push(Step {
                 criterion: id.clone(),
                 reason: format!(
-                    "its check changed in {} since it was proven, so its subject changed",
-                    frozen.version
+                    "the test files it runs changed since {} froze them ({}), so its subject changed",
+                    frozen.version,
+                    tests_moved.join(", ")
                 ),
+                command: format!(
+                    "restore them, or freeze them as a new version (git rails contract edit {sprint} --next, then git rails contract freeze {sprint} --bump), then git rails evidence reopen {sprint} {id} --note \"<what changed>\""
+                ),
+            });
+        } else if needs_reopen {
+            missing.push(Step {
+                criterion: id.clone(),
+                reason: if spec_moved {
+                    format!(
+                        "its check changed in {} since it was proven, so its subject changed",
+                        frozen.version
+                    )
+                } else {
+                    format!(
+                        "{} froze new content of the test files it runs ({}), so its subject changed",
+                        frozen.version,
+                        tests_moved.join(", ")
+                    )
+                },
                 command: format!(
                     "git rails evidence reopen {sprint} {id} --note \"<what changed>\""
                 ),
@@ -215,6 +374,8 @@ pub fn evaluate_tree(
                 .and_then(|g| g.because.clone()),
         });
     }
+    let (dropped, vanished) = dropped_criteria(store, sprint, &frozen)?;
+    missing.extend(vanished);
     let done = !criteria.is_empty() && missing.is_empty();
     Ok(Report {
         schema: SCHEMA,
@@ -229,6 +390,7 @@ pub fn evaluate_tree(
         missing,
         agent_turns_ended: crate::hooks::agent::ended_turns(store, sprint)?,
         chain_problem: derived.problem,
+        dropped,
     })
 }
 
@@ -299,6 +461,10 @@ pub fn render_status(r: &Report) -> String {
             t.message,
             at.map(|h| format!(", at commit {h}")).unwrap_or_default()
         ));
+    }
+    for d in &r.dropped {
+        s.push_str(&dropped_line(d));
+        s.push('\n');
     }
     s
 }

@@ -218,11 +218,13 @@ pub struct CriterionView {
     pub binding: Option<Binding>,
 }
 
-/// A record's id, the rest of it skipped.
+/// A record's id (and the contract version it was made under), the rest of it skipped.
 #[derive(Debug, Clone, Deserialize)]
 pub struct RecordId {
     #[serde(default)]
     pub id: Option<String>,
+    #[serde(default, rename = "contractVersion")]
+    pub contract_version: Option<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -675,7 +677,11 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
                 .typed_spec()
                 .map_err(|p| Error::refused(format!("the check's spec is broken: {p}")))?;
             let (tree, dirty) = store.worktree_tree()?;
-            let outcome = checks::run_check(&spec, &root);
+            let reads = frozen_reads(store, &frozen, &check, &spec, req.transition, tree)?;
+            let mut outcome = checks::run_check_reading(&spec, &root, reads.reads());
+            if let Some(note) = &reads.uncommitted {
+                outcome.summary = format!("{}; {note}", outcome.summary);
+            }
             record.tree = Some(tree.to_string());
             record.dirty = Some(dirty);
             record.check_status = Some(outcome.status);
@@ -778,6 +784,98 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
         "{} kept moving while this transition was written; nothing was recorded, try again",
         evidence_ref(sprint)
     )))
+}
+
+/// What a check of the frozen contract reads from its records: the schema files frozen with
+/// it, a checklist's frozen items and its committed text.
+struct FrozenReads {
+    files: Option<BTreeMap<String, Vec<u8>>>,
+    items: Option<Vec<String>>,
+    committed: Option<Vec<u8>>,
+    /// Said with the outcome when the checklist has ticks that are not committed.
+    uncommitted: Option<String>,
+}
+
+impl FrozenReads {
+    fn reads(&self) -> checks::Reads<'_> {
+        checks::Reads {
+            files: self.files.as_ref(),
+            checklist_items: self.items.as_deref(),
+            checklist_text: self.committed.as_deref(),
+        }
+    }
+}
+
+fn frozen_reads(
+    store: &Store,
+    frozen: &Frozen,
+    check: &Check,
+    spec: &crate::contract::schema::CheckSpec,
+    t: Transition,
+    tree: ObjectId,
+) -> Result<FrozenReads> {
+    use crate::contract::pinned;
+    let pins = pinned::load(store, frozen.tree)?;
+    let (sprint, id) = (frozen.sprint.as_str(), check.id.as_str());
+    // A test file of checkPaths that differs from what was frozen: the check would run
+    // something else than what the contract froze.
+    if matches!(t, Transition::Red | Transition::Green | Transition::Recheck) {
+        let changed = pinned::changed_check_paths(store, &frozen.contract, pins.as_ref(), tree)?;
+        if pinned::runs_any(check, &changed) {
+            return Err(Error::refused(format!(
+                "{} differ{} from what {} froze (checkPaths); a check that runs changed test files proves nothing, so nothing was recorded",
+                changed.join(", "),
+                if changed.len() == 1 { "s" } else { "" },
+                frozen.version
+            ))
+            .hint(format!(
+                "restore {} (`git checkout -- <path>`), or freeze the change as a new version (`git rails contract edit {sprint} --next`, then `git rails contract freeze {sprint} --bump`) and reopen the criteria that run it",
+                if changed.len() == 1 { "it" } else { "them" }
+            )));
+        }
+    }
+    let files = match &pins {
+        Some(p) => Some(pinned::schema_files(store, frozen.tree, p)?),
+        None => None,
+    };
+    let items = pins.as_ref().and_then(|p| p.checklists.get(id).cloned());
+    let mut committed = None;
+    let mut uncommitted = None;
+    if let crate::contract::schema::CheckSpec::ManualChecklist(c) = spec {
+        // A checklist's ticks count once committed: the gate judges commits, and `.rails/`
+        // never makes a proof stale, so a tick only in the work tree would prove nothing.
+        let path = pinned::normalize(&c.path).unwrap_or_else(|| c.path.clone());
+        let root = store.workdir()?;
+        let on_disk = std::fs::read(root.join(&path)).ok();
+        let in_head = match store.head_commit()? {
+            Some(h) => store.read_file(h, &path)?,
+            None => None,
+        };
+        match (&in_head, &on_disk) {
+            (None, Some(_)) => {
+                return Err(Error::refused(format!(
+                    "the checklist {path} of {} is not committed; a checklist's ticks count only once they are committed",
+                    q(id)
+                ))
+                .hint(format!(
+                    "`git add {path} && git commit -m \"tick {id}\"`, then `git rails evidence surface {sprint} {id} --note \"<where>\"` again"
+                )))
+            }
+            (Some(h), Some(d)) if h != d => {
+                uncommitted = Some(format!(
+                    "{path} has uncommitted changes, which do not count: ticks count only once committed (`git add {path} && git commit`)"
+                ));
+            }
+            _ => {}
+        }
+        committed = in_head;
+    }
+    Ok(FrozenReads {
+        files,
+        items,
+        committed,
+        uncommitted,
+    })
 }
 
 /// Refuses an observation that does not prove what the transition claims.

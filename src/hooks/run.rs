@@ -546,6 +546,22 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
                 &new[..7.min(new.len())]
             ));
             out.say("  fetch the records (`git rails sync`) and add yours on top of them");
+        } else if let Some(series) = name.strip_prefix(crate::store::refs::SPAR_SERIES) {
+            // A fast-forward can still carry a commit that rewrites a completed result.
+            let tip = ObjectId::from_hex(new.as_bytes())
+                .map_err(|e| Error::refused(format!("pre-receive: bad oid {new}: {e}")))?;
+            // The pushed objects are still in quarantine: read them through a view.
+            let view = store.with_ref_overrides(Vec::new())?;
+            let found = crate::spar::record::replaced_results(&view, series, tip)?;
+            if !found.is_empty() {
+                out.code = 1;
+                out.say(format!(
+                    "git-rails: update of {name} refused: its history replaces a completed review result"
+                ));
+                for f in found {
+                    out.say(format!("  {f}"));
+                }
+            }
         }
     }
     // A pushed evidence chain must replay from its first commit: a summary written by hand,

@@ -320,6 +320,143 @@ pub fn write_round(
     store.append_commit(&series_ref(series), expected, &files, &msg)
 }
 
+/// What makes two `round.json` the same round: the fields it gets when the round starts and
+/// that never change afterwards (a `git spar record` updates reviewers, a sync may rename it).
+fn round_identity(round: &Value) -> Value {
+    let keep: serde_json::Map<String, Value> = ["series", "stage", "started_at", "base", "head"]
+        .iter()
+        .filter_map(|k| round.get(*k).map(|x| (k.to_string(), x.clone())))
+        .collect();
+    Value::Object(keep)
+}
+
+/// The part of a completed reviewer's record that is its result.
+fn result_of(reviewer: &Value) -> Value {
+    let keep: serde_json::Map<String, Value> = [
+        "status",
+        "verdict",
+        "angles_checked",
+        "angles_unchecked",
+        "limits",
+        "standpoint_report",
+        "finished_at",
+    ]
+    .iter()
+    .filter_map(|k| reviewer.get(*k).map(|x| (k.to_string(), x.clone())))
+    .collect();
+    Value::Object(keep)
+}
+
+/// One round as a commit of the series holds it: `round.json`, `findings.json`, and the
+/// reviewers' raw outputs, read lazily.
+struct RoundAt {
+    round: Value,
+    findings: Vec<Value>,
+}
+
+fn round_at(store: &Store, tree: ObjectId, name: &str) -> Result<Option<RoundAt>> {
+    let Some(bytes) = store.read_file_in_tree(tree, &format!("rounds/{name}/round.json"))? else {
+        return Ok(None);
+    };
+    let Ok(round) = serde_json::from_slice::<Value>(&bytes) else {
+        return Ok(None);
+    };
+    let findings = store
+        .read_file_in_tree(tree, &format!("rounds/{name}/findings.json"))?
+        .and_then(|b| serde_json::from_slice::<Vec<Value>>(&b).ok())
+        .unwrap_or_default();
+    Ok(Some(RoundAt { round, findings }))
+}
+
+fn findings_of(findings: &[Value], reviewer: &str) -> Vec<Value> {
+    let mut out: Vec<Value> = findings
+        .iter()
+        .filter(|f| f.get("reviewer").and_then(Value::as_str) == Some(reviewer))
+        .cloned()
+        .collect();
+    out.sort_by_key(|f| f.get("id").and_then(Value::as_str).map(str::to_string));
+    out
+}
+
+/// Every place in a series' history where a commit replaces or drops the result of a reviewer
+/// that had completed, one line each (empty: the history only ever added). A completed result
+/// is final: `git spar record` refuses to write over one, and this is how the gate and the
+/// server's pre-receive catch a commit written with plain git that does.
+///
+/// Each commit is compared with each of its parents, only in the rounds whose files changed
+/// between them (a tree diff), so the cost grows with the writes, not with rounds × commits.
+pub fn replaced_results(store: &Store, series: &str, tip: ObjectId) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for info in store.reachable(&[tip])? {
+        for parent in &info.parents {
+            let ptree = store.tree_of(*parent)?;
+            let mut touched: Vec<String> = store
+                .changed_paths(ptree, info.tree)?
+                .iter()
+                .filter_map(|p| p.strip_prefix("rounds/"))
+                .filter_map(|p| p.split('/').next())
+                .map(str::to_string)
+                .collect();
+            touched.dedup();
+            for name in touched {
+                let Some(before) = round_at(store, ptree, &name)? else {
+                    continue;
+                };
+                let completed: Vec<&Value> = before.round["reviewers"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter(|r| r["status"].as_str() == Some("completed"))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if completed.is_empty() {
+                    continue;
+                }
+                let id = round_identity(&before.round);
+                // The same round in the commit: under its name, or renamed by a sync merge.
+                let mut after =
+                    round_at(store, info.tree, &name)?.filter(|a| round_identity(&a.round) == id);
+                if after.is_none() {
+                    for other in store.list_dir(info.id, "rounds")? {
+                        if let Some(a) = round_at(store, info.tree, &other)? {
+                            if round_identity(&a.round) == id {
+                                after = Some(a);
+                                break;
+                            }
+                        }
+                    }
+                }
+                let short = &info.id.to_string()[..12];
+                let Some(after) = after else {
+                    out.push(format!(
+                        "{series}: commit {short} removes round {name}, whose reviewer {} had completed",
+                        completed[0]["name"].as_str().unwrap_or("?")
+                    ));
+                    continue;
+                };
+                for rev in completed {
+                    let rname = rev["name"].as_str().unwrap_or("");
+                    let now = after.round["reviewers"]
+                        .as_array()
+                        .and_then(|a| a.iter().find(|r| r["name"].as_str() == Some(rname)));
+                    let same = now.is_some_and(|n| result_of(n) == result_of(rev))
+                        && findings_of(&after.findings, rname)
+                            == findings_of(&before.findings, rname);
+                    if !same {
+                        out.push(format!(
+                            "{series}: commit {short} replaces the completed result of {rname} in round {name}; a completed result is never rewritten"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
 /// JSON lines (`ledger.jsonl`, `waivers.jsonl`).
 pub fn jsonl(items: &[Value]) -> Vec<u8> {
     let mut out = Vec::new();

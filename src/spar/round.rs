@@ -1445,6 +1445,24 @@ pub fn record_result(
             names.join(", ")
         )));
     };
+    // A completed result is final: recording over it would let a clean result hide the
+    // defects the first one found. Only a reviewer without a completed result takes one.
+    let current = &round.reviewers[idx];
+    if current.status == Status::Completed.as_str() {
+        let found = record::load_findings(store, series, round_name)?
+            .iter()
+            .filter(|f| f.reviewer == reviewer)
+            .count();
+        return Err(Error::refused(format!(
+            "{series}: round {round_name}: {} already completed (verdict {}, {found} finding{}); a completed result is never replaced",
+            config::quote(reviewer),
+            current.verdict.as_deref().unwrap_or("none"),
+            if found == 1 { "" } else { "s" }
+        ))
+        .hint(format!(
+            "triage its findings (`git spar show {series}:{round_name}`, then `git spar triage {series} {round_name} <finding-id> …`), or review the change again in a new round (`git spar run --base <rev> --series {series}`)"
+        )));
+    }
     let head = ObjectId::from_hex(round.head.as_bytes())
         .map_err(|e| Error::refused(format!("round.json: bad head {}: {e}", round.head)))?;
     let base = ObjectId::from_hex(round.base.as_bytes())

@@ -1252,6 +1252,19 @@ fn decide(store: &Store, req: &GateRequest, targets: &[(String, String)]) -> Res
         }
     }
 
+    // A history that replaced a completed reviewer's result (a commit written by hand: `git
+    // spar record` refuses it) blocks, whatever the tip says now.
+    for s in &series_names {
+        match record::series_tip(store, s) {
+            Ok(Some(tip)) => match record::replaced_results(store, s, tip) {
+                Ok(found) => reasons.extend(found),
+                Err(e) => reasons.push(format!("{s}: its history cannot be read: {}", e.message)),
+            },
+            Ok(None) => {}
+            Err(e) => reasons.push(format!("{s}: cannot be read: {}", e.message)),
+        }
+    }
+
     // The newest listed round of each stage: every reviewer completed or waived.
     let mut newest: BTreeMap<(String, String), &Listed> = BTreeMap::new();
     for l in &listed {

@@ -1043,6 +1043,17 @@ impl Store {
             .collect())
     }
 
+    /// The paths git tracks (the index's entries), as `git ls-files` lists them. Off the hot
+    /// path: `contract freeze` reads it to capture only tracked files.
+    pub fn tracked_files(&self) -> Result<Vec<String>> {
+        let out = self.git(&["ls-files", "-z"])?;
+        Ok(out
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect())
+    }
+
     /// The id of the entry at `path` in `tree` (a file or a folder), or None; each folder is
     /// read once per store.
     pub fn entry_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {

@@ -220,3 +220,124 @@ fn a_draft_of_another_sprint_is_refused() {
     repo.git_run(&["rev-parse", "--verify", "-q", "refs/rails/contracts/T"])
         .code(1);
 }
+
+/// A criterion never vanishes silently: a new version that removes a blocking criterion or
+/// makes one non-blocking is refused unless `--drop <id> --reason <text>` names each one; the
+/// version commit records them and status and gate show them. A version written with plain git
+/// that drops one anyway blocks the gate.
+#[test]
+fn a_criterion_cannot_vanish_silently() {
+    let repo = TestRepo::new();
+    let c1 = check("c1", "file_exists", json!({"path": "a.txt"}));
+    let c2 = check("c2", "file_exists", json!({"path": "b.txt"}));
+    repo.draft("S", json!([c1, c2]));
+    repo.rails(&["contract", "freeze", "S"]).ok();
+    repo.rails(&["contract", "bind", "S"]).ok();
+    repo.rails(&["evidence", "red", "c1"]).ok();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("a");
+    repo.rails(&["evidence", "green", "c1"]).ok();
+    repo.rails(&["evidence", "surface", "c1", "--note", "PR"])
+        .ok();
+    repo.rails(&["evidence", "cleanup", "c1", "--note", "nothing started"])
+        .ok();
+    repo.rails(&["gate"]).code(2).stdout_has("c2 is pending");
+    let tip = || repo.git(&["rev-parse", "refs/rails/contracts/S"]);
+    let before = tip();
+
+    // The attack: the failing criterion deleted in the next version.
+    repo.draft("S", json!([c1.clone()]));
+    repo.rails(&["contract", "freeze", "S", "--bump"])
+        .code(65)
+        .stderr_has("would drop a criterion without saying so: c2 (removed; blocking in v1)")
+        .stderr_has("--drop c2 --reason");
+    // Bad drops: no reason, an empty one, one that drops nothing, twice, without --bump.
+    repo.rails(&["contract", "freeze", "S", "--bump", "--drop", "c2"])
+        .code(64);
+    repo.rails(&[
+        "contract", "freeze", "S", "--bump", "--drop", "c2", "--reason", " ",
+    ])
+    .code(64);
+    repo.rails(&[
+        "contract", "freeze", "S", "--bump", "--drop", "c1", "--reason", "x",
+    ])
+    .code(65)
+    .stderr_has("does not remove c1");
+    repo.rails(&[
+        "contract", "freeze", "S", "--bump", "--drop", "c2", "--drop", "c2", "--reason", "x",
+    ])
+    .code(64);
+    repo.rails(&["contract", "freeze", "S", "--drop", "c2", "--reason", "x"])
+        .code(64);
+    // Making a blocking criterion non-blocking is dropping it too.
+    let mut soft = c1.clone();
+    soft["blocking"] = json!(false);
+    repo.draft("S", json!([soft, c2.clone()]));
+    repo.rails(&["contract", "freeze", "S", "--bump"])
+        .code(65)
+        .stderr_has("c1 (made non-blocking; blocking in v1)");
+    assert_eq!(tip(), before, "a refused freeze wrote something");
+
+    repo.draft("S", json!([c1.clone()]));
+    repo.rails(&[
+        "contract",
+        "freeze",
+        "S",
+        "--bump",
+        "--drop",
+        "c2",
+        "--reason",
+        "moved to SPRINT-002",
+    ])
+    .ok()
+    .stdout_has("dropped in v1.1: c2 (removed) — moved to SPRINT-002");
+    let msg = repo.git(&["log", "-1", "--format=%B", "refs/rails/contracts/S"]);
+    assert!(msg.contains("Rails-Dropped: c2"), "{msg}");
+    let recorded: serde_json::Value =
+        serde_json::from_str(&repo.git(&["show", "refs/rails/contracts/S:dropped.json"])).unwrap();
+    assert_eq!(recorded[0]["id"], "c2");
+    assert_eq!(recorded[0]["reason"], "moved to SPRINT-002");
+    repo.rails(&["gate"])
+        .ok()
+        .stdout_has("dropped in v1.1: c2 — moved to SPRINT-002");
+    repo.rails(&["status"])
+        .ok()
+        .stdout_has("dropped in v1.1: c2 — moved to SPRINT-002");
+    let doc = repo.rails(&["gate", "--json"]).ok().json();
+    assert_eq!(doc["dropped"][0]["id"], "c2");
+    assert_eq!(doc["dropped"][0]["version"], "v1.1");
+    assert_eq!(doc["dropped"][0]["reason"], "moved to SPRINT-002");
+
+    // A version written by hand that drops c1 with no record of it blocks the gate.
+    let c3 = check("c3", "file_exists", json!({"path": "a.txt"}));
+    let mut forged = crate::harness::contract("S", json!([c3]));
+    forged["id"] = json!("01JDQ7ZK3M8T5V2W9X4Y6Z0ABD");
+    repo.write(
+        "forged.json",
+        &serde_json::to_string_pretty(&forged).unwrap(),
+    );
+    let blob = repo.git(&["hash-object", "-w", "forged.json"]);
+    let index = repo.path().join(".git/forged-index");
+    let index = index.to_str().unwrap();
+    let cacheinfo = format!("100644,{},contract.json", blob.trim());
+    repo.git_env(
+        &["update-index", "--add", "--cacheinfo", &cacheinfo],
+        &[("GIT_INDEX_FILE", index)],
+    )
+    .ok();
+    let tree = repo.git_env(&["write-tree"], &[("GIT_INDEX_FILE", index)]);
+    let tree = tree.ok().stdout.clone();
+    let parent = tip();
+    let commit = repo.git(&[
+        "commit-tree",
+        tree.trim(),
+        "-p",
+        parent.trim(),
+        "-m",
+        "contract S v1.2\n\nRails-Sprint: S\nRails-Contract-Version: v1.2\nRails-Contract-Id: 01JDQ7ZK3M8T5V2W9X4Y6Z0ABD\nRails-Base: none",
+    ]);
+    repo.git(&["update-ref", "refs/rails/contracts/S", commit.trim()]);
+    repo.rails(&["gate"]).code(2).stdout_has(
+        "c1 was a blocking criterion in v1.1 and is gone in v1.2 with no recorded drop",
+    );
+}

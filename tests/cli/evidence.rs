@@ -545,6 +545,7 @@ fn surface_from_surfaced_is_refused() {
 fn a_review_proof_is_surfaced_from_pending_only_when_its_checklist_is_ticked() {
     let repo = frozen(json!([review("r1", "review.md")]));
     repo.write("review.md", "- [x] UI reviewed\n- [ ] Copy approved\n");
+    repo.commit_all("checklist");
     refuse(
         &repo,
         &["evidence", "surface", "S", "r1", "--note", "reviewed"],
@@ -555,6 +556,7 @@ fn a_review_proof_is_surfaced_from_pending_only_when_its_checklist_is_ticked() {
     );
     assert_eq!(tip(&repo), None);
     repo.write("review.md", "- [x] UI reviewed\n- [x] Copy approved\n");
+    repo.commit_all("checklist");
     let out = accept(&repo, "surface", "r1", &["--note", "reviewed in the PR"]);
     assert_eq!(out["status"], "surfaced");
     assert_eq!(out["record"]["checkStatus"], "pass");
@@ -908,6 +910,7 @@ fn every_transition_is_one_commit_on_the_evidence_ref() {
         review("r1", "review.md")
     ]));
     repo.write("review.md", "- [x] read\n");
+    repo.commit_all("checklist");
     let steps: [(&str, &str, &[&str]); 8] = [
         ("cleanup", "c1", &["--note", "nothing yet"]),
         ("red", "c1", &[]),
@@ -951,8 +954,9 @@ fn every_transition_is_one_commit_on_the_evidence_ref() {
         8,
         "{sprints}"
     );
-    // The evidence ref never touches the branch.
-    assert_eq!(repo.git(&["rev-list", "--count", "HEAD"]).trim(), "1");
+    // The evidence ref never touches the branch (its commits: the initial one and the
+    // committed checklist).
+    assert_eq!(repo.git(&["rev-list", "--count", "HEAD"]).trim(), "2");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1346,4 +1350,124 @@ fn doctor_lists_records_whose_trees_carry_files_no_commit_holds() {
     repo.git(&["add", "secret.txt"]);
     repo.git(&["commit", "-q", "-m", "secret is fine after all"]);
     repo.rails(&["doctor"]).stdout_lacks("untracked-content");
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a check reads is frozen with it
+
+/// The attack: RED against a strict schema, then replace the schema (and what it `$ref`s) with
+/// `{}` and write any JSON. The check validates against the schema as frozen, so GREEN and
+/// validate still fail; only a document the frozen schema accepts turns it GREEN.
+#[test]
+fn artifact_schema_validates_against_the_schema_as_frozen() {
+    let repo = TestRepo::new();
+    repo.write(
+        "schemas/out.schema.json",
+        r##"{"$ref": "defs.json#/$defs/out"}"##,
+    );
+    repo.write(
+        "schemas/defs.json",
+        r#"{"$defs": {"out": {"type": "object", "required": ["ok"], "properties": {"ok": {"const": true}}}}}"#,
+    );
+    let c1 = check(
+        "c1",
+        "artifact_schema",
+        json!({"path": "out.json", "schema": "schemas/out.schema.json"}),
+    );
+    // A schema that is not tracked is not frozen: nothing untracked goes into a record.
+    repo.draft("S", json!([c1.clone()]));
+    repo.rails(&["contract", "freeze", "S"])
+        .code(65)
+        .stderr_has("schemas/out.schema.json (schema of c1) is not tracked by git")
+        .stderr_has("git add schemas/out.schema.json");
+    repo.commit_all("schemas");
+    repo.rails(&["contract", "freeze", "S"]).ok();
+    let pinned = repo.git(&["show", "refs/rails/contracts/S:pinned.json"]);
+    assert!(pinned.contains("\"schemas/defs.json\""), "{pinned}");
+    assert!(
+        pinned.contains("$ref of schemas/out.schema.json"),
+        "{pinned}"
+    );
+    assert_eq!(
+        repo.git(&["show", "refs/rails/contracts/S:pinned/schemas/defs.json"]),
+        repo.read("schemas/defs.json")
+    );
+    repo.write("out.json", r#"{"ok": false}"#);
+    accept(&repo, "red", "c1", &[]);
+
+    repo.write("schemas/out.schema.json", "{}");
+    repo.write("schemas/defs.json", "{}");
+    repo.write("out.json", r#"{"nope": 1}"#);
+    repo.commit_all("the attack");
+    refuse(&repo, &["evidence", "green", "S", "c1"], &["still fails"]);
+    repo.rails(&["contract", "validate", "S", "--no-note"])
+        .code(1)
+        .stdout_has("FAIL");
+
+    repo.write("out.json", r#"{"ok": true}"#);
+    repo.commit_all("the work");
+    accept(&repo, "green", "c1", &[]);
+    repo.rails(&["contract", "validate", "S", "--no-note"]).ok();
+}
+
+/// `checkPaths`: the test files the checks run are frozen; a check that runs one that changed
+/// is refused, and a change after the proof makes the criteria that run it ask for reopen —
+/// also when a new version froze the new content.
+#[test]
+fn check_paths_are_frozen_and_a_change_asks_for_reopen() {
+    let repo = TestRepo::new();
+    repo.write("tests/t.sh", "test -f feature.txt\n");
+    repo.write("tests/notes.md", "not a test\n");
+    repo.commit_all("tests");
+    let c1 = check("c1", "command_success", json!({"command": "sh tests/t.sh"}));
+    let mut c2 = check("c2", "file_exists", json!({"path": "other.txt"}));
+    c2["scope"] = json!(["other.txt"]);
+    repo.draft_with("S", json!([c1, c2]), json!({"checkPaths": ["tests/*.sh"]}));
+    repo.rails(&["contract", "freeze", "S"]).ok();
+    let pinned = repo.git(&["show", "refs/rails/contracts/S:pinned.json"]);
+    assert!(pinned.contains("\"tests/t.sh\""), "{pinned}");
+    assert!(!pinned.contains("notes.md"), "{pinned}");
+    accept(&repo, "red", "c1", &[]);
+    accept(&repo, "red", "c2", &[]);
+
+    // The attack: weaken the test so that it passes without the work.
+    repo.write("tests/t.sh", "exit 0\n");
+    repo.commit_all("weaker test");
+    refuse(
+        &repo,
+        &["evidence", "green", "S", "c1"],
+        &["tests/t.sh differs from what v1 froze (checkPaths)"],
+    );
+    // c2 does not run it.
+    repo.write("other.txt", "x\n");
+    repo.commit_all("other");
+    accept(&repo, "green", "c2", &[]);
+
+    repo.write("tests/t.sh", "test -f feature.txt\n");
+    repo.write("feature.txt", "done\n");
+    repo.commit_all("the work");
+    accept(&repo, "green", "c1", &[]);
+    for id in ["c1", "c2"] {
+        accept(&repo, "surface", id, &["--note", "PR"]);
+        accept(&repo, "cleanup", id, &["--note", "nothing started"]);
+    }
+    repo.rails(&["gate", "S"]).ok();
+
+    // Changed after the proof: the criterion that runs it asks for reopen, the other not.
+    repo.write("tests/t.sh", "test -f feature.txt && true\n");
+    repo.commit_all("test changed");
+    let g = repo.rails(&["gate", "S"]);
+    g.code(2)
+        .stdout_has("c1 the test files it runs changed since v1 froze them (tests/t.sh)");
+    assert!(!g.stdout.contains("- c2"), "{g}");
+    // Frozen as a new version: still reopen, since c1 was proven against the old test.
+    repo.rails(&["contract", "freeze", "S", "--bump"]).ok();
+    repo.rails(&["gate", "S"])
+        .code(2)
+        .stdout_has("c1 v1.1 froze new content of the test files it runs (tests/t.sh)")
+        .stdout_has("git rails evidence reopen S c1");
+    accept(&repo, "reopen", "c1", &["--note", "the test changed"]);
+    repo.rails(&["gate", "S"])
+        .code(2)
+        .stdout_has("c1 is pending");
 }

@@ -803,6 +803,25 @@ fn native_transcript_is_recorded_with_its_warnings() {
     .code(64);
     assert_eq!(fx.repo.git(&["rev-parse", "refs/spar/series/feature"]), tip);
 
+    // A transcript without an answer: invalid_output, saying so; the reviewer did not
+    // complete, so a later record takes its place.
+    let t3 = fx.tmp("t3.jsonl");
+    std::fs::write(&t3, [lines[0].clone(), lines[1].clone()].join("\n")).unwrap();
+    fx.spar(&[
+        "record",
+        "feature",
+        "code-1",
+        "host",
+        "--transcript",
+        &t3.display().to_string(),
+    ])
+    .ok();
+    status(
+        &fx.reviewer("code-1", "host"),
+        "invalid_output",
+        "no StructuredOutput call and no final answer",
+    );
+
     fx.spar(&["record", "feature", "code-1", "host", "--transcript", &t])
         .ok()
         .stdout_has("completed");
@@ -839,37 +858,21 @@ fn native_transcript_is_recorded_with_its_warnings() {
         "{summary}"
     );
 
-    // A transcript without an answer: invalid_output, saying so.
-    let t3 = fx.tmp("t3.jsonl");
-    std::fs::write(&t3, [lines[0].clone(), lines[1].clone()].join("\n")).unwrap();
-    fx.spar(&[
-        "record",
-        "feature",
-        "code-1",
-        "host",
-        "--transcript",
-        &t3.display().to_string(),
-    ])
-    .ok();
-    status(
-        &fx.reviewer("code-1", "host"),
-        "invalid_output",
-        "no StructuredOutput call and no final answer",
-    );
-
-    // The same transcript without reading prompt.md: warned.
+    // A completed result is final: a second record is refused and writes nothing.
     let t2 = fx.tmp("t2.jsonl");
     std::fs::write(&t2, [lines[0].clone(), lines[7].clone()].join("\n")).unwrap();
-    fx.spar(&[
-        "record",
-        "feature",
-        "code-1",
-        "host",
-        "--transcript",
-        &t2.display().to_string(),
-    ])
-    .ok();
-    let round = fx.round_json("code-1");
+    let t2 = t2.display().to_string();
+    let tip = fx.repo.git(&["rev-parse", "refs/spar/series/feature"]);
+    fx.spar(&["record", "feature", "code-1", "host", "--transcript", &t2])
+        .code(65)
+        .stderr_has("already completed");
+    assert_eq!(fx.repo.git(&["rev-parse", "refs/spar/series/feature"]), tip);
+
+    // The same transcript without reading prompt.md, in a new round: warned.
+    fx.run(&[]).ok();
+    fx.spar(&["record", "feature", "code-2", "host", "--transcript", &t2])
+        .ok();
+    let round = fx.round_json("code-2");
     assert_eq!(
         round["warnings"],
         serde_json::json!(["host: the subagent did not read prompt.md"]),

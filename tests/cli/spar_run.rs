@@ -1217,7 +1217,30 @@ fn record_native_reviewer_result() {
     let note = fx.repo.git(&["notes", "--ref=spar", "show", "HEAD"]);
     assert!(note.contains("host-F1"), "{note}");
 
-    // An out-of-form result recorded later is invalid_output, naming the key.
+    // A completed result is final: recording over it (here lint's, from the run) is refused
+    // and writes nothing, whatever the new result says.
+    let tip = fx.series_tip("s");
+    let clean = fx.tmp_str("clean-result.json");
+    std::fs::write(
+        &clean,
+        serde_json::to_string(&result(&fx.head, vec![])).unwrap(),
+    )
+    .unwrap();
+    for who in ["lint", "host"] {
+        let r = fx.spar(&["record", "s", "code-1", who, "--result", &clean]);
+        r.code(65).stderr_has("already completed");
+    }
+    assert_eq!(fx.series_tip("s"), tip, "a refused record wrote something");
+    assert_eq!(fx.findings("s", "code-1").len(), 3);
+}
+
+/// A reviewer whose result was out of form did not complete: its result is invalid_output,
+/// naming the key, its findings are not used, and a later record may take its place.
+#[test]
+fn record_over_a_reviewer_that_did_not_complete() {
+    let fx = Fixture::new();
+    fx.user("[[reviewers]]\nname = \"host\"\npreset = \"native\"\n");
+    fx.run("s", &[]).ok();
     let bad = fx.tmp_str("bad-result.json");
     std::fs::write(
         &bad,
@@ -1231,16 +1254,35 @@ fn record_native_reviewer_result() {
         .unwrap(),
     )
     .unwrap();
-    let r = fx.spar(&["record", "s", "code-1", "lint", "--result", &bad]);
+    let r = fx.spar(&["record", "s", "code-1", "host", "--result", &bad]);
     r.ok();
-    let rec = reviewer(&fx.round_json("s", "code-1"), "lint").clone();
+    let rec = reviewer(&fx.round_json("s", "code-1"), "host").clone();
     assert_eq!(rec["status"], "invalid_output", "{rec:#}");
     assert!(rec["reason"].as_str().unwrap().contains("extra"), "{rec:#}");
-    let findings = fx.findings("s", "code-1");
     assert!(
-        findings.iter().all(|f| f["reviewer"] != "lint"),
-        "an invalid result's findings are not used: {findings:#?}"
+        fx.findings("s", "code-1").is_empty(),
+        "an invalid result's findings are not used"
     );
+    let good = fx.tmp_str("good-result.json");
+    std::fs::write(
+        &good,
+        serde_json::to_string(&result(
+            &fx.head,
+            vec![finding("G1", "note", "app/main.rs:1")],
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    fx.spar(&["record", "s", "code-1", "host", "--result", &good])
+        .ok()
+        .stdout_has("completed");
+    assert_eq!(
+        reviewer(&fx.round_json("s", "code-1"), "host")["status"],
+        "completed"
+    );
+    fx.spar(&["record", "s", "code-1", "host", "--result", &bad])
+        .code(65)
+        .stderr_has("already completed");
 }
 
 /// "kept while a reviewer is pending (native) and otherwise removed once the round is

@@ -810,3 +810,138 @@ fn gate_decisions_are_cached_by_series_tip_and_never_stale() {
         "{moved}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Completed results are final
+
+/// Twenty `git spar record` calls at once for one pending native reviewer: exactly one lands,
+/// the other nineteen are refused (65) because the reviewer has completed by then.
+#[test]
+fn of_twenty_concurrent_records_of_one_reviewer_exactly_one_lands() {
+    let fx = Fixture::new("");
+    std::fs::write(
+        fx.tmp("user.toml"),
+        "timeout_seconds = 30\n[[reviewers]]\nname = \"host\"\npreset = \"native\"\n",
+    )
+    .unwrap();
+    fx.run("s", &[]).ok();
+    let before = fx.tip("s");
+    let files: Vec<String> = (1..=20)
+        .map(|i| {
+            let findings = (0..i).map(|n| defect(&format!("D{n}"))).collect();
+            let path = fx.tmp(&format!("result-{i}.json"));
+            std::fs::write(&path, result(&fx.head, findings).to_string()).unwrap();
+            path.display().to_string()
+        })
+        .collect();
+    let children: Vec<_> = files
+        .iter()
+        .map(|f| {
+            fx.command(&["record", "s", "code-1", "host", "--result", f])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut landed = 0;
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(0) => landed += 1,
+            Some(65) => assert!(stderr.contains("already completed"), "{stderr}"),
+            other => panic!("exit {other:?}: {stderr}"),
+        }
+    }
+    assert_eq!(landed, 1, "exactly one record lands");
+    let log = fx.repo.git(&[
+        "log",
+        "--format=%s",
+        &format!("{before}..refs/spar/series/s"),
+    ]);
+    assert_eq!(log.lines().count(), 1, "{log}");
+    // The one that landed is whole: its findings are those of one result file.
+    let round: Value = serde_json::from_str(&fx.show("s", "rounds/code-1/round.json")).unwrap();
+    assert_eq!(round["reviewers"][0]["status"], "completed");
+    let findings: Vec<Value> =
+        serde_json::from_str(&fx.show("s", "rounds/code-1/findings.json")).unwrap();
+    assert!((1..=20).contains(&findings.len()));
+}
+
+/// A commit written with plain git on top of the series that keeps `round.json` but empties a
+/// completed reviewer's findings (so the tip alone has nothing open): the spar gate refuses the
+/// series, and so does the server's pre-receive on a fast-forward push of it.
+#[test]
+fn a_hand_made_commit_replacing_a_completed_result_is_refused_by_gate_and_server() {
+    let fx = Fixture::new("");
+    mixed_round(&fx);
+    fx.spar(&["gate", "s:code-1"]).code(2);
+    let remote = tempfile::tempdir().unwrap();
+    let remote_path = remote.path().to_str().unwrap();
+    fx.repo.git(&["init", "-q", "--bare", remote_path]);
+    let server = TestRepo::at(remote.path());
+    server.rails(&["hooks", "install"]).ok();
+    let bins = crate::harness::bin("git-rails")
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    let path = format!("{bins}:{}", std::env::var("PATH").unwrap());
+    fx.repo
+        .git_env(
+            &["push", remote_path, "refs/spar/series/s"],
+            &[("PATH", &path)],
+        )
+        .ok();
+
+    let tip = fx.tip("s");
+    let index = fx.tmp("forged-index");
+    let index = index.to_str().unwrap();
+    let env = [("GIT_INDEX_FILE", index)];
+    fx.repo.git_env(&["read-tree", &tip], &env).ok();
+    let blob = {
+        std::fs::write(fx.tmp("empty.json"), "[]\n").unwrap();
+        fx.repo
+            .git(&["hash-object", "-w", fx.tmp("empty.json").to_str().unwrap()])
+    };
+    let cacheinfo = format!("100644,{},rounds/code-1/findings.json", blob.trim());
+    fx.repo
+        .git_env(&["update-index", "--cacheinfo", &cacheinfo], &env)
+        .ok();
+    let tree = fx.repo.git_env(&["write-tree"], &env);
+    let tree = tree.ok().stdout.trim().to_string();
+    let forged = fx.repo.git(&[
+        "commit-tree",
+        &tree,
+        "-p",
+        &tip,
+        "-m",
+        "spar s code-1: record lint\n\nSpar-Series: s\nSpar-Round: code-1",
+    ]);
+    fx.repo
+        .git(&["update-ref", "refs/spar/series/s", forged.trim(), &tip]);
+
+    let g = fx.spar(&["gate", "s:code-1"]);
+    assert_eq!(g.code, 2, "{g}");
+    assert!(
+        g.stdout
+            .contains("replaces the completed result of lint in round code-1"),
+        "{g}"
+    );
+    let push = fx.repo.git_env(
+        &["push", remote_path, "refs/spar/series/s"],
+        &[("PATH", &path)],
+    );
+    assert_ne!(push.code, 0, "{push}");
+    assert!(
+        push.stderr
+            .contains("its history replaces a completed review result"),
+        "{push}"
+    );
+    assert_eq!(
+        server.git(&["rev-parse", "refs/spar/series/s"]).trim(),
+        tip,
+        "the server kept its records"
+    );
+}

@@ -49,7 +49,7 @@ fn status_prints_the_seeds_report_with_the_record_ids() {
         needs_file("c3", "third.txt"),
     ]));
     repo.write("review.md", "- [x] read\n");
-    repo.git(&["add", "review.md"]);
+    repo.commit_all("checklist");
     accept(&repo, "red", "c1", &[]);
     repo.write("feature.txt", "done\n");
     repo.git(&["add", "feature.txt"]);
@@ -170,7 +170,7 @@ fn gate_passes_only_when_every_criterion_is_surfaced_receipted_and_fresh() {
         .stdout_has("- r1 is pending: git rails evidence surface S r1 --note");
 
     repo.write("review.md", "- [x] read\n");
-    repo.git(&["add", "review.md"]);
+    repo.commit_all("checklist");
     accept(&repo, "red", "c1", &[]);
     repo.write("feature.txt", "done\n");
     repo.git(&["add", "feature.txt"]);
@@ -701,22 +701,70 @@ fn a_red_of_an_older_spec_is_no_cover_for_the_new_check() {
 }
 
 #[test]
-fn a_review_checklist_under_rails_is_its_subject() {
-    // generate writes manual checklists to .rails/checklists/; unticking one after it was
-    // surfaced (and committed) makes that review criterion stale, while .rails/ drafts never do.
-    let repo = frozen(json!([review("r1", ".rails/checklists/S.md")]));
+fn a_checklist_counts_once_committed_and_rails_never_makes_it_stale() {
+    // generate writes manual checklists to .rails/checklists/. Ticks that are not committed
+    // do not count: surface says so and writes nothing (the gate judges commits, and .rails/
+    // never makes a proof stale, so such a tick would otherwise be called stale forever).
+    let repo = TestRepo::new();
+    repo.write(".rails/checklists/S.md", "- [ ] a person looked\n");
+    repo.draft("S", json!([review("r1", ".rails/checklists/S.md")]));
+    repo.rails(&["contract", "freeze", "S"]).ok();
     repo.write(".rails/checklists/S.md", "- [x] a person looked\n");
+    repo.rails(&["evidence", "surface", "S", "r1", "--note", "QA call"])
+        .code(65)
+        .stderr_has("is not committed; a checklist's ticks count only once they are committed")
+        .stderr_has("git add .rails/checklists/S.md");
+    assert_eq!(tip(&repo), None);
+    repo.write(".rails/checklists/S.md", "- [ ] a person looked\n");
     repo.commit_all("checklist");
+    repo.write(".rails/checklists/S.md", "- [x] a person looked\n");
+    repo.rails(&["evidence", "surface", "S", "r1", "--note", "QA call"])
+        .code(65)
+        .stderr_has("has uncommitted changes, which do not count");
+    assert_eq!(tip(&repo), None);
+    repo.commit_all("ticked");
     accept(&repo, "surface", "r1", &["--note", "QA call"]);
     repo.rails(&["gate", "S"]).ok();
+    // Later changes under .rails/, committed or not, the checklist included: never stale.
     repo.write(".rails/contracts/other.json", "{}\n");
     repo.commit_all("a draft");
     repo.rails(&["gate", "S"]).ok();
-    repo.write(".rails/checklists/S.md", "- [ ] a person looked\n");
-    repo.commit_all("untick");
-    repo.rails(&["gate", "S"])
-        .code(2)
-        .stdout_has("r1 is stale: .rails/checklists/S.md changed");
+    repo.write(
+        ".rails/checklists/S.md",
+        "- [x] a person looked\n- [ ] more\n",
+    );
+    repo.rails(&["gate", "S"]).ok();
+    repo.commit_all("more");
+    repo.rails(&["gate", "S"]).ok();
+    repo.rails(&["status", "S"]).ok().stdout_has("\nStale 0\n");
+}
+
+/// A checklist's items are those frozen: deleting the unticked ones does not surface it.
+#[test]
+fn a_checklists_items_are_those_frozen() {
+    let repo = TestRepo::new();
+    repo.write("qa.md", "- [ ] login works\n- [ ] logout works\n");
+    repo.draft("S", json!([review("r1", "qa.md")]));
+    repo.rails(&["contract", "freeze", "S"]).ok();
+    let pinned: Value =
+        serde_json::from_str(&repo.git(&["show", "refs/rails/contracts/S:pinned.json"])).unwrap();
+    assert_eq!(
+        pinned["checklists"]["r1"],
+        json!(["login works", "logout works"])
+    );
+    // The attack: tick one, delete the other.
+    repo.write("qa.md", "- [x] login works\n");
+    repo.commit_all("qa");
+    repo.rails(&["evidence", "surface", "S", "r1", "--note", "QA"])
+        .code(65)
+        .stderr_has("logout works");
+    assert_eq!(tip(&repo), None);
+    repo.write(
+        "qa.md",
+        "- [x] login works\n- [x] logout works\n- [ ] added later\n",
+    );
+    repo.commit_all("qa");
+    accept(&repo, "surface", "r1", &["--note", "QA"]);
 }
 
 // ---------------------------------------------------------------------------------------------
