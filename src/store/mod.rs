@@ -10,6 +10,7 @@
 mod atomic;
 mod lock;
 mod refdb;
+mod reftable;
 
 pub use atomic::{atomic_write, atomic_write_mode};
 pub use lock::{lock, try_lock, Lock};

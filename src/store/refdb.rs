@@ -9,9 +9,10 @@
 //!   refs are read with git's plumbing (`git for-each-ref`, `git symbolic-ref`,
 //!   `git rev-parse`) and moved with `git update-ref --stdin` transactions
 //!   (`start`, `update <ref> <new> <old>`, `prepare`, `commit`), which compare and swap in any
-//!   backend. The listing is taken once and kept while `reftable/tables.list` is unchanged (git
-//!   rewrites that file on every ref update), so a command reads all its refs from one process.
-//!   Objects are still read and written by gix in process.
+//!   backend. The listing is read once from the reftable files in process ([`super::reftable`];
+//!   `git for-each-ref` when that reader is not sure) and kept while `reftable/tables.list` is
+//!   unchanged (git rewrites that file on every ref update). Objects are still read and
+//!   written by gix in process.
 //!
 //! Locks: our writers of refs serialise on one fs2 lock (`rails/locks/refs.lock`); its holder
 //! notes there the `<ref>.lock` it created, so the next holder recognises a lock file left by a
@@ -385,25 +386,26 @@ impl Store {
         Ok(self.parse_id_output(&out.stdout))
     }
 
-    /// The bytes that change whenever a ref of this repository moves.
-    fn reftable_key(&self) -> Vec<u8> {
-        let mut key =
-            std::fs::read(self.common_dir.join("reftable/tables.list")).unwrap_or_default();
-        if self.git_dir != self.common_dir {
-            key.push(0);
-            key.extend(
-                std::fs::read(self.git_dir.join("reftable/tables.list")).unwrap_or_default(),
-            );
-        }
-        key
-    }
-
     fn snapshot(&self, g: &GitRefs) -> Result<Rc<Snapshot>> {
-        let key = self.reftable_key();
+        // The stacks' `tables.list` change whenever a ref of this repository moves.
+        let common_list =
+            std::fs::read(self.common_dir.join("reftable/tables.list")).unwrap_or_default();
+        let own_list = (self.git_dir != self.common_dir)
+            .then(|| std::fs::read(self.git_dir.join("reftable/tables.list")).unwrap_or_default());
+        let mut key = common_list.clone();
+        if let Some(own) = &own_list {
+            key.push(0);
+            key.extend_from_slice(own);
+        }
         if let Some(s) = g.snapshot.borrow().as_ref() {
             if s.key == key {
                 return Ok(s.clone());
             }
+        }
+        if let Some(snap) = self.read_reftables(&common_list, own_list.as_deref(), key.clone()) {
+            let snap = Rc::new(snap);
+            *g.snapshot.borrow_mut() = Some(snap.clone());
+            return Ok(snap);
         }
         let format = "--format=%(refname)%00%(objectname)%00%(symref)";
         let mut with_head = true;
@@ -442,6 +444,36 @@ impl Store {
         let snap = Rc::new(Snapshot { key, refs, head });
         *g.snapshot.borrow_mut() = Some(snap.clone());
         Ok(snap)
+    }
+
+    /// The listing read from the reftable files in process, or None when the reader is not
+    /// sure (then git lists the refs).
+    fn read_reftables(&self, common: &[u8], own: Option<&[u8]>, key: Vec<u8>) -> Option<Snapshot> {
+        let hash_len = self.repo.object_hash().len_in_bytes();
+        let mut all =
+            super::reftable::read_stack(&self.common_dir.join("reftable"), common, hash_len)?;
+        if let Some(own) = own {
+            // A linked worktree's own refs (its HEAD, refs/bisect/...) are in its own stack.
+            let mine = super::reftable::read_stack(&self.git_dir.join("reftable"), own, hash_len)?;
+            all.retain(|name, _| !per_worktree(name));
+            all.extend(mine);
+        }
+        let mut refs = BTreeMap::new();
+        for (name, value) in &all {
+            if let super::reftable::Value::Direct(bytes) = value {
+                let id = gix::hash::oid::try_from_bytes(bytes).ok()?.to_owned();
+                refs.insert(name.clone(), id);
+            }
+        }
+        let head = match all.get("HEAD") {
+            Some(super::reftable::Value::Symbolic(target)) => {
+                Some((Some(target.clone()), refs.get(target).copied()))
+            }
+            Some(super::reftable::Value::Direct(_)) => Some((None, refs.get("HEAD").copied())),
+            None => None,
+        };
+        refs.retain(|name, _| name.starts_with("refs/"));
+        Some(Snapshot { key, refs, head })
     }
 
     // ---- writing ----
