@@ -124,7 +124,7 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
         let secs = lock.age.as_secs();
         let what = if lock.ours {
             format!(
-                "{} is {secs} s old, left over from a writer that died; git refuses to move the ref while it exists (the next record write removes it once it is 10 s old)",
+                "{} is {secs} s old: a writer that died left it (or a git is moving the ref right now); git refuses to move the ref while it exists, and the next record write removes it once it is 10 s old",
                 lock.path.display()
             )
         } else {
