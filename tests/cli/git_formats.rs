@@ -277,13 +277,19 @@ fn a_git_too_old_for_the_repository_is_named_not_an_internal_error() {
     let repo = TestRepo::with_formats("sha256", "reftable");
     frozen(&repo);
     let (_git, path) = old_git("2.39.5");
-    let run = repo.rails_env(&["gate"], &[("PATH", &path)]);
+    let before = rev(&repo, "refs/rails/evidence/S");
+    let run = repo.rails_env(&["evidence", "red", "c1"], &[("PATH", &path)]);
     run.code(65)
         .stderr_has("git version 2.39.5 is too old for this repository")
         .stderr_has("reftable")
         .stderr_has("needs git 2.45 or newer")
         .stderr_has("hint: install a newer git");
-    repo.rails_env(&["status"], &[("PATH", &path)]).code(65);
+    assert_eq!(rev(&repo, "refs/rails/evidence/S"), before);
+    // Reading needs no git at all: the refs are read from the reftable files in process.
+    repo.rails_env(&["gate"], &[("PATH", &path)])
+        .code(2)
+        .stdout_has("S v1 is not done");
+    repo.rails_env(&["status"], &[("PATH", &path)]).ok();
     // SHA-256 objects with files refs: the commands that ask git name the version they need.
     let repo = TestRepo::with_formats("sha256", "files");
     frozen(&repo);
