@@ -9,13 +9,16 @@
 # with its anchor in one hyperfine run, and prints per figure: both means, the wall-clock ratio,
 # the ratio of instructions counted by callgrind (stable on a busy machine), our peak memory,
 # and the target. Then how the costs grow: the gates at 10, 100 and 1,000 transitions and
-# rounds, and the pre-push hook at 1,000, 10,000 and 50,000 commits.
+# rounds, and the pre-push hook at 1,000, 10,000 and 50,000 commits. The gate and hook figures
+# are measured again in a second fixture with Git 3.0's defaults (SHA-256 objects, reftable refs),
+# where refs are read through git's plumbing (REFTABLE=0 skips it; needs git 2.45 or newer).
 #
 # Knobs (environment): RUNS (hyperfine runs per command, default 100), BIG_RUNS (for the
 # 5,000-file run and the record, default 20), COMMITS (10000),
 # TRANSITIONS (1000), ROUNDS (200), FINDINGS (20), FILES (5000), RECORD_FINDINGS (1000),
 # GROWTH (1: measure growth too; 0: skip), GROWTH_SIZES ("10 100 1000"),
 # GROWTH_COMMITS ("1000 10000 50000"), CALLGRIND (1: count instructions; 0: skip),
+# REFTABLE (1: the reftable figures too; 0: skip),
 # KEEP (1: keep the fixture folder and print where it is).
 #
 # Needs hyperfine, valgrind (for CALLGRIND=1), jq, python3 and GNU time (/usr/bin/time).
@@ -30,7 +33,7 @@ done
 RUNS=${RUNS:-100} COMMITS=${COMMITS:-10000} TRANSITIONS=${TRANSITIONS:-1000}
 ROUNDS=${ROUNDS:-200} FINDINGS=${FINDINGS:-20} FILES=${FILES:-5000}
 RECORD_FINDINGS=${RECORD_FINDINGS:-1000} GROWTH=${GROWTH:-1} CALLGRIND=${CALLGRIND:-1}
-BIG_RUNS=${BIG_RUNS:-20}
+BIG_RUNS=${BIG_RUNS:-20} REFTABLE=${REFTABLE:-1}
 GROWTH_SIZES=${GROWTH_SIZES:-"10 100 1000"} GROWTH_COMMITS=${GROWTH_COMMITS:-"1000 10000 50000"}
 if [ "$CALLGRIND" = 1 ] && ! command -v valgrind >/dev/null; then
   echo "bench: valgrind not found; instruction counts skipped (CALLGRIND=0)" >&2
@@ -49,8 +52,8 @@ log() { printf 'bench: %s\n' "$*" >&2; }
 
 # ---- the fixture -------------------------------------------------------------------------
 
-commits() { # $1 = folder, $2 = commits on main (fast-import, deterministic)
-  git init -q -b main "$1"
+commits() { # $1 = folder, $2 = commits on main (fast-import, deterministic), $3... = init options
+  git init -q -b main "${@:3}" "$1"
   python3 - "$2" <<'PY' | git -C "$1" fast-import --quiet
 import sys
 n = int(sys.argv[1])
@@ -187,6 +190,22 @@ git checkout -q main
 head=$(git rev-parse HEAD)
 printf 'refs/heads/main %s refs/heads/main %s\n' "$head" "$(printf '0%.0s' $(seq 40))" > "$work/push.in"
 
+# The same sprint in a Git 3.0 repository: SHA-256 objects, refs in reftable.
+repo3="$work/repo3"
+if [ "$REFTABLE" = 1 ]; then
+  log "fixture with Git 3.0 defaults (sha256, reftable): $COMMITS commits, $TRANSITIONS transitions"
+  (
+    commits "$repo3" "$COMMITS" --object-format=sha256 --ref-format=reftable
+    cd "$repo3"
+    [ "$(git rev-parse --show-ref-format)" = reftable ] || { echo "bench: git made no reftable repository" >&2; exit 1; }
+    sprint B "$TRANSITIONS"
+    git rails contract bind B >/dev/null
+    git rails hooks install >/dev/null
+    git rails gate >/dev/null || { echo "bench: the reftable fixture's gate does not pass" >&2; exit 1; }
+    printf 'refs/heads/main %s refs/heads/main %s\n' "$(git rev-parse HEAD)" "$(printf '0%.0s' $(seq 64))" > "$work/push3.in"
+  )
+fi
+
 # ---- measuring ---------------------------------------------------------------------------
 
 # Instructions of a command and of every process it starts (callgrind, summed).
@@ -262,6 +281,14 @@ figure "git spar record of $RECORD_FINDINGS findings" "git-spar record N code-1 
   "git-spar record N code-1 host --result $work/record-result.json" /dev/null "$work/prep-record.sh"
 RUNS=$RUNS_SMALL
 : > "$work/prep.sh"
+if [ "$REFTABLE" = 1 ]; then
+  cd "$repo3"
+  figure "git rails gate, reftable + SHA-256 (passing, $TRANSITIONS transitions)" "git-rails gate" \
+    "git rev-parse HEAD (reftable)" "git rev-parse HEAD" 3 "git-rails gate" /dev/null
+  figure "installed pre-push hook, reftable + SHA-256 (passing)" ".git/hooks/pre-push origin url < $work/push3.in" \
+    "git rev-parse HEAD (reftable)" "git rev-parse HEAD" 3 "git-rails hook pre-push origin url" "$work/push3.in"
+  cd "$repo"
+fi
 
 echo
 echo "## Figures ($(date -u +%FT%TZ), $(nproc) cores, $RUNS runs each)"

@@ -5,6 +5,7 @@
 //! | 64 | usage error |
 //! | 65 | refused: input out of form, configuration error, illegal transition; nothing written |
 //! | 70 | internal error: a bug or a broken repository |
+//! | 75 | temporary: a lock another process may hold (a running git) is in the way; try again |
 //!
 //! Verdict codes (1 FAIL, 2 blocked, 3 ABORT_PRECHECK, 4 no reviewer could run) are not errors: commands return them
 //! as [`crate::error::Outcome`].
@@ -20,6 +21,9 @@ pub enum Kind {
     Refused,
     /// 70: something broke that is not the user's input.
     Internal,
+    /// 75 (`EX_TEMPFAIL`): a lock that may belong to a running process is in the way; the same
+    /// command can succeed later, or once the named file is gone.
+    Temporary,
 }
 
 impl Kind {
@@ -28,6 +32,7 @@ impl Kind {
             Kind::Usage => 64,
             Kind::Refused => 65,
             Kind::Internal => 70,
+            Kind::Temporary => 75,
         }
     }
 }
@@ -60,6 +65,13 @@ impl Error {
     pub fn internal(message: impl Into<String>) -> Self {
         Error {
             kind: Kind::Internal,
+            message: message.into(),
+            hint: None,
+        }
+    }
+    pub fn temporary(message: impl Into<String>) -> Self {
+        Error {
+            kind: Kind::Temporary,
             message: message.into(),
             hint: None,
         }

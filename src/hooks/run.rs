@@ -41,6 +41,12 @@ fn is_oid(s: &str) -> bool {
     (s.len() == 40 || s.len() == 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// A full object id of `len` hex digits: 40 in a SHA-1 repository, 64 in a SHA-256 one (whose
+/// zero id, for a ref that does not exist, is 64 zeros).
+fn is_oid_len(s: &str, len: Option<usize>) -> bool {
+    is_oid(s) && len.is_none_or(|n| s.len() == n)
+}
+
 /// Runs `<hook>.local` (a hook that was there before ours) first, with the same arguments and
 /// stdin. Returns its failing exit code, or None when it passed or is not there. Like git, a
 /// `.local` that is not executable is skipped (with a line saying so).
@@ -99,15 +105,25 @@ pub struct PushLine {
     pub remote_oid: String,
 }
 
-/// Parses git's pre-push protocol exactly; anything else is refused.
+/// Parses git's pre-push protocol exactly; anything else is refused. Ids may be of either
+/// object format; [`parse_push_lines_in`] holds them to the repository's.
 pub fn parse_push_lines(input: &str) -> Result<Vec<PushLine>> {
+    parse_push_lines_len(input, None)
+}
+
+/// [`parse_push_lines`] for the repository at hand: ids of its object format only.
+pub fn parse_push_lines_in(store: &Store, input: &str) -> Result<Vec<PushLine>> {
+    parse_push_lines_len(input, Some(store.null_id().to_string().len()))
+}
+
+fn parse_push_lines_len(input: &str, len: Option<usize>) -> Result<Vec<PushLine>> {
     let mut out = Vec::new();
     for (i, line) in input.lines().enumerate() {
         if line.is_empty() {
             continue;
         }
         let f: Vec<&str> = line.split(' ').collect();
-        if f.len() != 4 || !is_oid(f[1]) || !is_oid(f[3]) {
+        if f.len() != 4 || !is_oid_len(f[1], len) || !is_oid_len(f[3], len) {
             return Err(Error::refused(format!(
                 "pre-push: line {} of stdin is not `<local ref> <local oid> <remote ref> <remote oid>`: {line:?}",
                 i + 1
@@ -305,7 +321,7 @@ fn stop_set(old: &str, existing: impl FnOnce() -> HashSet<ObjectId>) -> HashSet<
 /// branch is called; the local binding plays no part, so the server decides alike.
 pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> {
     let mut out = HookResult::default();
-    let lines = parse_push_lines(stdin)?;
+    let lines = parse_push_lines_in(store, stdin)?;
     let policy = Policy::read(store)?;
     let require_spar = config_true(store, "spar.requireGate");
     let mut blocked = false;
@@ -514,13 +530,14 @@ pub fn commit_msg(store: &Store, message_file: &Path) -> Result<HookResult> {
 pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
     let mut out = HookResult::default();
     let receive_gate = config_true(store, "rails.receiveGate");
+    let id_len = Some(store.null_id().to_string().len());
     let mut updates = Vec::new();
     for (i, line) in stdin.lines().enumerate() {
         if line.is_empty() {
             continue;
         }
         let f: Vec<&str> = line.split(' ').collect();
-        if f.len() != 3 || !is_oid(f[0]) || !is_oid(f[1]) {
+        if f.len() != 3 || !is_oid_len(f[0], id_len) || !is_oid_len(f[1], id_len) {
             return Err(Error::refused(format!(
                 "pre-receive: line {} of stdin is not `<old oid> <new oid> <ref>`: {line:?}",
                 i + 1

@@ -14,6 +14,30 @@ pub struct Lock {
     pub path: PathBuf,
 }
 
+impl Lock {
+    /// What the holder wrote into the lock file (empty when nothing): a writer notes there what
+    /// it is about to leave on disk, so the next holder knows what a killed one left behind.
+    pub fn journal(&self) -> String {
+        use std::io::{Read, Seek};
+        let mut f = &self.file;
+        let mut s = String::new();
+        if f.seek(std::io::SeekFrom::Start(0)).is_ok() {
+            let _ = f.read_to_string(&mut s);
+        }
+        s
+    }
+
+    /// Replaces what the lock file says (see [`Lock::journal`]).
+    pub fn set_journal(&self, text: &str) -> Result<()> {
+        use std::io::{Seek, Write};
+        let mut f = &self.file;
+        f.set_len(0)
+            .and_then(|_| f.seek(std::io::SeekFrom::Start(0)))
+            .and_then(|_| f.write_all(text.as_bytes()))
+            .ctx(format!("writing {}", self.path.display()))
+    }
+}
+
 impl Drop for Lock {
     fn drop(&mut self) {
         let _ = FileExt::unlock(&self.file);

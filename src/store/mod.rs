@@ -1,23 +1,26 @@
 //! The only module that reads or writes git objects, refs and notes, and the records' files.
 //!
-//! Everything goes through `gix` in process: commit chains under a ref moved by
-//! compare-and-swap, notes that `git notes --ref=<name> show <commit>` reads, file reads at a
-//! commit. Files in the work tree are written atomically ([`atomic_write`]); writers serialise on
-//! `fs2` locks under the git common dir ([`lock`]).
+//! Objects go through `gix` in process (SHA-1 or SHA-256 repositories alike): commit chains
+//! under a ref moved by compare-and-swap, notes that `git notes --ref=<name> show <commit>`
+//! reads, file reads at a commit. Refs go through [`refdb`], which knows whether the repository
+//! keeps them as files (read in process) or in reftable (read and moved with git's plumbing);
+//! nothing outside this module knows which. Files in the work tree are written atomically
+//! ([`atomic_write`]); writers serialise on `fs2` locks under the git common dir ([`lock`]).
 
 mod atomic;
 mod lock;
+mod refdb;
+mod reftable;
 
 pub use atomic::{atomic_write, atomic_write_mode};
 pub use lock::{lock, try_lock, Lock};
+pub use refdb::LeftLock;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use gix::bstr::ByteSlice;
 use gix::objs::tree::EntryKind;
-use gix::refs::transaction::PreviousValue;
-use gix::refs::Target;
 pub use gix::ObjectId;
 
 use crate::error::{Context, Error, Result};
@@ -35,6 +38,8 @@ pub mod refs {
 /// An open repository.
 pub struct Store {
     repo: gix::Repository,
+    /// How refs are stored (files or reftable), and that backend's state.
+    refdb: refdb::Backend,
     git_dir: PathBuf,
     common_dir: PathBuf,
     workdir: Option<PathBuf>,
@@ -223,8 +228,10 @@ impl Store {
         let git_dir = absolute(repo.git_dir());
         let common_dir = absolute(repo.common_dir());
         let workdir = repo.workdir().map(absolute);
+        let refdb = refdb::Backend::detect(&repo);
         Store {
             repo,
+            refdb,
             git_dir,
             common_dir,
             workdir,
@@ -240,7 +247,11 @@ impl Store {
     pub fn with_ref_overrides(&self, overrides: Vec<(String, ObjectId)>) -> Result<Store> {
         let quarantine = std::env::var_os("GIT_OBJECT_DIRECTORY").map(PathBuf::from);
         let mut view = match quarantine {
-            None => Store::from_repo(self.repo.clone()),
+            None => {
+                let mut s = Store::from_repo(self.repo.clone());
+                s.refdb = self.refdb.fresh();
+                s
+            }
             Some(q) => {
                 let shadow = tempfile::Builder::new()
                     .prefix("rails-receive-")
@@ -249,7 +260,7 @@ impl Store {
                 let dir = shadow.path();
                 let real = &self.common_dir;
                 std::fs::copy(real.join("HEAD"), dir.join("HEAD")).ctx("copying HEAD")?;
-                for name in ["config", "refs", "packed-refs"] {
+                for name in ["config", "refs", "packed-refs", "reftable"] {
                     if real.join(name).exists() {
                         std::os::unix::fs::symlink(real.join(name), dir.join(name))
                             .ctx(format!("linking {name}"))?;
@@ -268,8 +279,10 @@ impl Store {
                     .ctx("writing objects/info/alternates")?;
                 let repo = gix::open(dir).ctx("opening the pushed objects")?;
                 let mut s = Store::from_repo(repo);
+                s.refdb = self.refdb.fresh();
                 s.git_dir = self.git_dir.clone();
                 s.common_dir = self.common_dir.clone();
+                s.workdir = self.workdir.clone();
                 s._shadow = Some(shadow);
                 s
             }
@@ -300,23 +313,34 @@ impl Store {
 
     /// HEAD's commit, or None on an unborn branch.
     pub fn head_commit(&self) -> Result<Option<ObjectId>> {
-        let head = self.repo.head().ctx("reading HEAD")?;
-        Ok(head.id().map(|id| id.detach()))
+        Ok(self.refdb_head()?.id)
     }
 
     /// The current branch's short name, or None when HEAD is detached.
     pub fn current_branch(&self) -> Result<Option<String>> {
-        let name = self.repo.head_name().ctx("reading HEAD")?;
-        Ok(name.map(|n| n.shorten().to_string()))
+        Ok(self
+            .refdb_head()?
+            .branch
+            .map(|b| b.strip_prefix("refs/heads/").unwrap_or(&b).to_string()))
     }
 
     /// Resolves a revision to a commit id; an unknown revision is a refusal.
     pub fn resolve_commit(&self, rev: &str) -> Result<ObjectId> {
-        let id = self.repo.rev_parse_single(rev).map_err(|e| {
-            Error::refused(format!("cannot resolve revision {rev:?}: {e:#}"))
-                .hint("name a commit, branch or tag that exists (see `git log --oneline`)")
-        })?;
-        let object = id.object().ctx(format!("reading the object of {rev}"))?;
+        let id = match self.refdb_resolve(rev)? {
+            Some(id) => id,
+            None => self
+                .repo
+                .rev_parse_single(rev)
+                .map_err(|e| {
+                    Error::refused(format!("cannot resolve revision {rev:?}: {e:#}"))
+                        .hint("name a commit, branch or tag that exists (see `git log --oneline`)")
+                })?
+                .detach(),
+        };
+        let object = self
+            .repo
+            .find_object(id)
+            .map_err(|e| Error::refused(format!("revision {rev:?} names no object here: {e:#}")))?;
         let commit = object.peel_to_commit().map_err(|e| {
             Error::refused(format!("revision {rev:?} does not name a commit: {e:#}"))
         })?;
@@ -339,30 +363,12 @@ impl Store {
         if let Some(id) = self.overrides.get(name) {
             return Ok(Some(*id));
         }
-        let r = self
-            .repo
-            .try_find_reference(name)
-            .ctx(format!("reading {name}"))?;
-        Ok(r.and_then(|r| r.try_id().map(|id| id.detach())))
+        self.refdb_read(name)
     }
 
     /// Every ref under `prefix` (e.g. `refs/rails/contracts/`) with the rest of its name.
     pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>> {
-        let platform = self.repo.references().ctx("listing refs")?;
-        let iter = platform
-            .prefixed(prefix)
-            .ctx(format!("listing refs under {prefix}"))?;
-        let mut out = Vec::new();
-        for r in iter {
-            let r =
-                r.map_err(|e| Error::internal(format!("listing refs under {prefix}: {e:#}")))?;
-            let full = r.name().as_bstr().to_str_lossy().into_owned();
-            if let (Some(rest), Some(id)) = (full.strip_prefix(prefix), r.try_id()) {
-                out.push((rest.to_string(), id.detach()));
-            }
-        }
-        out.sort();
-        Ok(out)
+        self.refdb_list(prefix)
     }
 
     pub fn commit_info(&self, id: ObjectId) -> Result<CommitInfo> {
@@ -524,39 +530,12 @@ impl Store {
             .repo
             .new_commit_as(s, s, message, tree, expected)
             .ctx("writing the record commit")?;
-        let previous = match expected {
-            Some(p) => PreviousValue::MustExistAndMatch(Target::Object(p)),
-            None => PreviousValue::MustNotExist,
-        };
         let log = message.lines().next().unwrap_or("record");
-        let mut cleared = false;
-        loop {
-            match self
-                .repo
-                .reference(refname, commit.id, previous.clone(), log)
-            {
-                Ok(_) => return Ok(Some(commit.id)),
-                Err(e) if e.is_conflict() => return Ok(None),
-                Err(e) if !cleared && self.clear_stale_ref_lock(refname) => {
-                    cleared = true;
-                    let _ = e;
-                }
-                Err(e) => return Err(Error::internal(format!("moving {refname}: {e:#}"))),
-            }
+        if self.refdb_cas(refname, commit.id, expected, log)? {
+            Ok(Some(commit.id))
+        } else {
+            Ok(None)
         }
-    }
-
-    /// A writer killed between taking git's `<ref>.lock` and renaming it leaves the lock
-    /// behind. Writers of records hold their own file lock, so a ref lock older than a few
-    /// seconds is left over from such a crash: it is removed, and true is returned.
-    fn clear_stale_ref_lock(&self, refname: &str) -> bool {
-        let lock = self.common_dir.join(format!("{refname}.lock"));
-        let old = std::fs::metadata(&lock)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > std::time::Duration::from_secs(2));
-        old && std::fs::remove_file(&lock).is_ok()
     }
 
     /// Writes a blob and returns its id (the id `git hash-object` gives the same bytes).
@@ -566,59 +545,66 @@ impl Store {
 
     /// The note on `target` under `notes_ref`, as `git notes --ref show` prints it.
     pub fn note(&self, notes_ref: &str, target: ObjectId) -> Result<Option<Vec<u8>>> {
-        if self.ref_target(notes_ref)?.is_none() {
+        let Some(tip) = self.ref_target(notes_ref)? else {
             return Ok(None);
-        }
-        let mut notes = self
-            .repo
-            .notes()
-            .ctx("opening notes")?
-            .with_refs([notes_ref])
-            .ctx(format!("selecting {notes_ref}"))?;
-        let found = notes
-            .get(target)
-            .ctx(format!("reading the note on {target}"))?;
-        Ok(found.first().map(|n| n.blob.data.clone()))
+        };
+        let tree = self.tree_of(tip)?;
+        let mut state = gix::note::plumbing::State::new(tree, &self.repo)
+            .ctx(format!("reading the notes of {notes_ref}"))?;
+        let Some(blob) = state
+            .get(&target, &self.repo)
+            .ctx(format!("reading the note on {target}"))?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(self.blob(blob)?))
     }
 
     /// Appends `text` to the note on `target` the way `git notes append` does (a blank line
-    /// between parts), by compare-and-swap; retried when another writer won the race.
+    /// between parts): a notes commit on top of the ref's, moved by compare-and-swap, and
+    /// written again when another writer won the race.
     pub fn note_append(&self, notes_ref: &str, target: ObjectId, text: &str) -> Result<()> {
         let mut part = text.trim_end_matches('\n').to_string();
         part.push('\n');
         for _ in 0..50 {
-            let old = self.note(notes_ref, target)?;
+            let tip = self.ref_target(notes_ref)?;
+            let base = match tip {
+                Some(t) => self.tree_of(t)?,
+                None => ObjectId::empty_tree(self.repo.object_hash()),
+            };
+            let mut state = gix::note::plumbing::State::new(base, &self.repo)
+                .ctx(format!("reading the notes of {notes_ref}"))?;
+            let old = state
+                .get(&target, &self.repo)
+                .ctx(format!("reading the note on {target}"))?;
             let new = match old {
-                Some(old) if !old.is_empty() => {
+                Some(old) => {
+                    let old = self.blob(old)?;
                     let mut s = String::from_utf8_lossy(&old).into_owned();
-                    if !s.ends_with('\n') {
+                    if !s.is_empty() {
+                        if !s.ends_with('\n') {
+                            s.push('\n');
+                        }
                         s.push('\n');
                     }
-                    s.push('\n');
                     s.push_str(&part);
                     s
                 }
-                _ => part.clone(),
+                None => part.clone(),
             };
-            let mut notes = self
-                .repo
-                .notes()
-                .ctx("opening notes")?
-                .with_commit_message("Notes added by 'git-rails'");
-            match notes.replace(notes_ref, target, new) {
-                Ok(_) => return Ok(()),
-                Err(e)
-                    if format!("{e:#}").contains("changed to")
-                        || format!("{e:#}").contains("already exists") =>
-                {
-                    std::thread::sleep(std::time::Duration::from_millis(5));
-                }
-                Err(e) => {
-                    return Err(Error::internal(format!(
-                        "writing the note on {target} under {notes_ref}: {e:#}"
-                    )))
-                }
+            let blob = self.repo.write_blob(new.as_bytes()).ctx("writing a note")?;
+            let edit = state
+                .replace(target, blob.detach(), &self.repo)
+                .ctx(format!("adding the note on {target}"))?;
+            let commit = self.write_commit(
+                edit.tree,
+                &tip.into_iter().collect::<Vec<_>>(),
+                "Notes added by 'git-rails'\n",
+            )?;
+            if self.refdb_cas(notes_ref, commit, tip, "notes: Notes added by 'git-rails'")? {
+                return Ok(());
             }
+            std::thread::sleep(std::time::Duration::from_millis(5));
         }
         Err(Error::internal(format!(
             "writing the note on {target} under {notes_ref}: other writers kept winning the race; try again"
@@ -636,15 +622,7 @@ impl Store {
         expected: Option<ObjectId>,
         log: &str,
     ) -> Result<bool> {
-        let previous = match expected {
-            Some(p) => PreviousValue::MustExistAndMatch(Target::Object(p)),
-            None => PreviousValue::MustNotExist,
-        };
-        match self.repo.reference(name, new, previous, log) {
-            Ok(_) => Ok(true),
-            Err(e) if e.is_conflict() => Ok(false),
-            Err(e) => Err(Error::internal(format!("moving {name}: {e:#}"))),
-        }
+        self.refdb_cas(name, new, expected, log)
     }
 
     /// Writes a commit with the given tree and parents (the first parent is the chain's).
@@ -1157,20 +1135,17 @@ impl Store {
     /// Whether `old` is an ancestor of `new` (a fast-forward), as git decides it; works on
     /// quarantined objects inside a pre-receive hook.
     pub fn is_ancestor(&self, old: &str, new: &str) -> Result<bool> {
-        let dir = self.workdir.clone().unwrap_or_else(|| self.git_dir.clone());
-        let status = std::process::Command::new("git")
-            .args(["merge-base", "--is-ancestor", old, new])
-            .current_dir(&dir)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
+        let args = ["merge-base", "--is-ancestor", old, new];
+        let out = self
+            .git_command()
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
             .ctx("running git merge-base")?;
-        match status.code() {
+        match out.status.code() {
             Some(0) => Ok(true),
             Some(1) => Ok(false),
-            _ => Err(Error::internal(format!(
-                "git merge-base --is-ancestor {old} {new} failed ({status})"
-            ))),
+            _ => Err(self.git_failed(&args, &out.stderr)),
         }
     }
 
@@ -1279,9 +1254,8 @@ impl Store {
     }
 
     fn git_with(&self, args: &[&str], env: &[(&str, &Path)]) -> Result<String> {
-        let dir = self.workdir.clone().unwrap_or_else(|| self.git_dir.clone());
-        let mut cmd = std::process::Command::new("git");
-        cmd.args(args).current_dir(&dir);
+        let mut cmd = self.git_command();
+        cmd.args(args);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -1289,11 +1263,7 @@ impl Store {
             .output()
             .ctx(format!("running git {}", args.join(" ")))?;
         if !out.status.success() {
-            return Err(Error::internal(format!(
-                "git {} failed: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
+            return Err(self.git_failed(args, &out.stderr));
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }

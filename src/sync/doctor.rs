@@ -13,7 +13,8 @@ pub const SCHEMA: &str = "rails-doctor/v1";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
-    /// `unreachable-commit`, `missing-commit`, `stale-lock`, `diverged`, `hook`.
+    /// `unreachable-commit`, `missing-commit`, `stale-lock` (a lock file left in the
+    /// repository), `diverged`, `hook`.
     pub kind: String,
     pub what: String,
     pub fix: String,
@@ -192,37 +193,27 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
         }
     }
 
-    // 2. Stale locks: git's ref locks left by a crash, and a pipeline holder whose lock is free.
+    // 2. Lock files: git's ref locks (`<ref>.lock`, `packed-refs.lock`, reftable's
+    //    `tables.list.lock`) left by a process that died, and a pipeline holder whose lock is free.
     let common = store.common_dir().to_path_buf();
-    for dir in ["refs/rails", "refs/spar", "refs/notes", "refs/rails-sync"] {
-        let mut stack = vec![common.join(dir)];
-        while let Some(d) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(&d) else {
-                continue;
-            };
-            for e in rd.flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if p.extension().is_some_and(|x| x == "lock") {
-                    let old = std::fs::metadata(&p)
-                        .and_then(|m| m.modified())
-                        .ok()
-                        .and_then(|t| t.elapsed().ok())
-                        .is_some_and(|age| age.as_secs() >= 10);
-                    if old {
-                        findings.push(Finding {
-                            kind: "stale-lock".into(),
-                            what: format!(
-                                "{} is left over from a writer that died; git refuses to move the ref while it exists",
-                                p.display()
-                            ),
-                            fix: format!("rm '{}'", p.display()),
-                        });
-                    }
-                }
-            }
-        }
+    for lock in store.lock_files() {
+        let secs = lock.age.as_secs();
+        let what = if lock.ours {
+            format!(
+                "{} is {secs} s old: a writer that died left it (or a git is moving the ref right now); git refuses to move the ref while it exists, and the next record write removes it once it is 10 s old",
+                lock.path.display()
+            )
+        } else {
+            format!(
+                "{} is {secs} s old: git holds it while it writes refs, and while it exists every ref update that needs it fails (exit 75); a git that died leaves it behind. Remove it only when no git command is running in this repository",
+                lock.path.display()
+            )
+        };
+        findings.push(Finding {
+            kind: "stale-lock".into(),
+            what,
+            fix: format!("rm '{}'", lock.path.display()),
+        });
     }
     let holder = common.join("rails/locks/pipeline.holder");
     if holder.exists() {

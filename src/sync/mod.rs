@@ -192,6 +192,8 @@ pub fn fetch(store: &Store, remote: &str) -> Result<()> {
                 "find out who rewrote them, and install the server-side hook there (`git rails hooks install` in the bare repository); the copies fetched before are under {}",
                 staging_prefix(remote)
             )));
+        } else if let Some(e) = store.lock_in_the_way() {
+            return Err(e.context(format!("git fetch {remote} failed")));
         } else {
             return Err(
                 Error::internal(format!("git fetch {remote} failed: {}", err.trim()))

@@ -78,6 +78,69 @@ pub fn bin(name: &str) -> PathBuf {
     assert_cmd::cargo::cargo_bin(name)
 }
 
+/// Whether the suite runs under the "git3" profile (`RAILS_TEST_GIT_PROFILE=git3`, a second
+/// pass in `.ci/run`): every repository a test makes is a Git 3.0 one, with SHA-256 objects,
+/// reftable refs, `main` as the first branch and `safe.bareRepository=explicit`. Any other
+/// value than unset, empty, `default` or `git3` fails the test that asks.
+pub fn git3() -> bool {
+    match std::env::var("RAILS_TEST_GIT_PROFILE").as_deref() {
+        Err(_) | Ok("") | Ok("default") => false,
+        Ok("git3") => true,
+        Ok(other) => {
+            panic!("RAILS_TEST_GIT_PROFILE={other:?}: known profiles are default and git3")
+        }
+    }
+}
+
+/// Puts the profile's git settings on a command (nothing in the default profile). The
+/// `safe.bareRepository` setting is protected configuration, so it goes in as command-line
+/// configuration (`GIT_CONFIG_COUNT`), which a repository's own config cannot override.
+pub fn profile(cmd: &mut std::process::Command) {
+    if git3() {
+        cmd.env("GIT_DEFAULT_HASH", "sha256")
+            .env("GIT_DEFAULT_REF_FORMAT", "reftable")
+            .env("GIT_CONFIG_COUNT", "2")
+            .env("GIT_CONFIG_KEY_0", "safe.bareRepository")
+            .env("GIT_CONFIG_VALUE_0", "explicit")
+            .env("GIT_CONFIG_KEY_1", "init.defaultBranch")
+            .env("GIT_CONFIG_VALUE_1", "main");
+    }
+}
+
+/// The zero id of the hook protocol in the profile's object format (40 or 64 zeros).
+pub fn zero_id() -> String {
+    "0".repeat(if git3() { 64 } else { 40 })
+}
+
+/// Fails the test when a repository is not in the profile's formats: a git too old to make
+/// Git 3.0 repositories must not let the git3 pass run the default profile's tests again.
+#[track_caller]
+pub fn assert_profile_formats(git_dir: &Path) {
+    if !git3() {
+        return;
+    }
+    let mut cmd = std::process::Command::new("git");
+    cmd.arg("--git-dir").arg(git_dir).args([
+        "rev-parse",
+        "--show-object-format",
+        "--show-ref-format",
+    ]);
+    profile(&mut cmd);
+    let out = cmd.output().unwrap();
+    let formats = String::from_utf8_lossy(&out.stdout).into_owned();
+    let version = std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    assert!(
+        out.status.success() && formats.split_whitespace().eq(["sha256", "reftable"]),
+        "the git3 profile needs a git that makes SHA-256 + reftable repositories (2.45 or newer); {version} made {} ({})",
+        formats.trim(),
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+}
+
 impl TestRepo {
     /// An empty repository on `main` with one commit.
     pub fn new() -> TestRepo {
@@ -97,11 +160,43 @@ impl TestRepo {
             home: tempfile::tempdir().unwrap(),
         };
         repo.git(&["init", "-q", "-b", "main"]);
+        assert_profile_formats(&repo.root.join(".git"));
+        repo
+    }
+
+    /// A repository with one commit in the given object format (`sha1`, `sha256`) and ref
+    /// format (`files`, `reftable`), whatever the profile.
+    pub fn with_formats(objects: &str, refs: &str) -> TestRepo {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = TestRepo {
+            root: dir.path().to_path_buf(),
+            _dir: Some(dir),
+            home: tempfile::tempdir().unwrap(),
+        };
+        repo.git(&[
+            "init",
+            "-q",
+            "-b",
+            "main",
+            &format!("--object-format={objects}"),
+            &format!("--ref-format={refs}"),
+        ]);
+        repo.write("README.md", "test repository\n");
+        repo.git(&["add", "README.md"]);
+        repo.git(&["commit", "-q", "-m", "initial"]);
         repo
     }
 
     pub fn path(&self) -> &Path {
         &self.root
+    }
+
+    /// `files` or `reftable`: how this repository keeps its refs (a test that looks at ref
+    /// storage on purpose, such as a lock file left behind, asks).
+    pub fn ref_format(&self) -> String {
+        self.git(&["rev-parse", "--show-ref-format"])
+            .trim()
+            .to_string()
     }
 
     fn env(&self, cmd: &mut std::process::Command) {
@@ -110,6 +205,9 @@ impl TestRepo {
             "GIT_WORK_TREE",
             "GIT_INDEX_FILE",
             "GIT_NOTES_REF",
+            "GIT_DEFAULT_HASH",
+            "GIT_DEFAULT_REF_FORMAT",
+            "GIT_CONFIG_COUNT",
             "VISUAL",
             "EDITOR",
         ] {
@@ -123,6 +221,11 @@ impl TestRepo {
             bins.display(),
             std::env::var("PATH").unwrap_or_default()
         );
+        // A bare repository is named explicitly, as `safe.bareRepository=explicit` (the git3
+        // profile, Git 3.0's default) requires of anything run inside one.
+        if !self.root.join(".git").exists() && self.root.join("HEAD").is_file() {
+            cmd.env("GIT_DIR", &self.root);
+        }
         cmd.current_dir(self.path())
             .env("PATH", path)
             .env("HOME", self.home.path())
@@ -134,6 +237,7 @@ impl TestRepo {
             .env("GIT_COMMITTER_EMAIL", "committer@example.invalid")
             .env("NO_COLOR", "1")
             .env("TZ", "UTC");
+        profile(cmd);
     }
 
     /// Runs git and returns stdout, failing the test when git fails.

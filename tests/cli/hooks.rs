@@ -3,8 +3,21 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use crate::harness::{bin, check, Run, TestRepo};
+use crate::harness::{bin, check, zero_id, Run, TestRepo};
 use serde_json::json;
+
+/// A PATH without the built binaries but with the git the tests use (the first on PATH; a
+/// system folder may hold an older one, too old for the git3 profile's repositories).
+fn path_without_bins() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let git = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("git"))
+        .find(|g| g.is_file())
+        .unwrap();
+    std::os::unix::fs::symlink(git, dir.path().join("git")).unwrap();
+    let path = format!("{}:/usr/bin:/bin", dir.path().display());
+    (dir, path)
+}
 
 /// PATH with the built binaries first, as after `cargo install`.
 fn path_with_bins() -> String {
@@ -48,11 +61,12 @@ fn git_with_path(repo: &TestRepo, args: &[&str], env: &[(&str, &str)]) -> Run {
 }
 
 pub(crate) fn remote_ref(remote: &Path, name: &str) -> Option<String> {
-    let out = std::process::Command::new("git")
-        .args(["rev-parse", "--verify", "-q", name])
-        .current_dir(remote)
-        .output()
-        .unwrap();
+    let mut cmd = std::process::Command::new("git");
+    cmd.arg("--git-dir")
+        .arg(remote)
+        .args(["rev-parse", "--verify", "-q", name]);
+    crate::harness::profile(&mut cmd);
+    let out = cmd.output().unwrap();
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
@@ -199,6 +213,15 @@ fn record_refs_and_deletions_are_never_blocked_and_rails_skip_skips() {
             .contains("RAILS_SKIP=1: the rails checks of pre-push are skipped"),
         "{out}"
     );
+    // git itself refuses to delete the remote's current branch (its HEAD is main when git
+    // makes `main` the first branch, as Git 3.0 does), so the remote's HEAD moves away first.
+    repo.git(&[
+        "--git-dir",
+        remote.path().to_str().unwrap(),
+        "symbolic-ref",
+        "HEAD",
+        "refs/heads/elsewhere",
+    ]);
     git_with_path(&repo, &["push", "origin", ":main"], &[]).ok();
     assert_eq!(remote_ref(remote.path(), "refs/heads/main"), None);
 }
@@ -277,7 +300,7 @@ fn a_chained_hook_runs_first_with_the_same_args_and_stdin_and_its_failure_blocks
     assert!(
         seen.contains(&format!(
             "refs/heads/main {head} refs/heads/main {}",
-            "0".repeat(40)
+            zero_id()
         )),
         "{seen}"
     );
@@ -364,14 +387,15 @@ fn a_missing_binary_fails_closed_and_status_finds_problems() {
     let (repo, remote) = repo_with_remote();
     repo.rails(&["hooks", "install"]).ok();
     // PATH without git-rails: the hook says so and refuses.
-    let out = repo.git_env(&["push", "origin", "main"], &[("PATH", "/usr/bin:/bin")]);
+    let (_git, no_bins) = path_without_bins();
+    let out = repo.git_env(&["push", "origin", "main"], &[("PATH", &no_bins)]);
     assert_ne!(out.code, 0, "{out}");
     assert!(out.stderr.contains("git-rails is not on PATH"), "{out}");
     assert_eq!(remote_ref(remote.path(), "refs/heads/main"), None);
 
     let hook = repo.path().join(".git/hooks/commit-msg");
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let st = repo.rails_env(&["hooks", "status"], &[("PATH", "/usr/bin:/bin")]);
+    let st = repo.rails_env(&["hooks", "status"], &[("PATH", &no_bins)]);
     st.code(1)
         .stdout_has("commit-msg   not-executable")
         .stdout_has("lost its run bit")
@@ -540,25 +564,29 @@ fn pre_push_stdin_is_parsed_exactly() {
         "0".repeat(39)
     ));
     assert_eq!(short_zero.status.code(), Some(65));
-    // A deletion (zero local oid, 40 or 64 characters) is never blocked.
-    let del = run(&format!(
-        "(delete) {} refs/heads/main {head}\n",
-        "0".repeat(40)
-    ));
+    // A deletion (the zero id of the repository's format as local oid) is never blocked.
+    let del = run(&format!("(delete) {} refs/heads/main {head}\n", zero_id()));
     assert!(
         del.status.success(),
         "{}",
         String::from_utf8_lossy(&del.stderr)
     );
-    let del64 = run(&format!(
+    // Ids of the other object format are not git's protocol for this repository.
+    let other = if zero_id().len() == 40 { 64 } else { 40 };
+    let foreign = run(&format!(
         "(delete) {} refs/heads/x {}\n",
-        "0".repeat(64),
-        "a".repeat(64)
+        "0".repeat(other),
+        "a".repeat(other)
     ));
-    assert!(del64.status.success());
+    assert_eq!(
+        foreign.status.code(),
+        Some(65),
+        "{}",
+        String::from_utf8_lossy(&foreign.stderr)
+    );
     let unproven = run(&format!(
         "refs/heads/main {head} refs/heads/main {}\n",
-        "0".repeat(40)
+        zero_id()
     ));
     assert_eq!(unproven.status.code(), Some(2));
 }

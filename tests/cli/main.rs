@@ -13,6 +13,7 @@ mod evidence;
 mod evidence_durability;
 mod first_hour;
 mod foundation;
+mod git_formats;
 mod hook_managers;
 mod hooks;
 mod input_forms;

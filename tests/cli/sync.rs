@@ -665,15 +665,26 @@ fn doctor_names_each_problem_with_its_fix() {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o644)).unwrap();
     }
-    // A stale ref lock.
-    let lock = a.path().join(".git/refs/rails/contracts/S.lock");
-    std::fs::write(&lock, "").unwrap();
-    a.git(&["rev-parse", "HEAD"]);
-    std::process::Command::new("touch")
-        .args(["-d", "1 hour ago"])
-        .arg(&lock)
-        .status()
-        .unwrap();
+    // A stale ref lock: a loose ref's, or reftable's (which stops every ref update, so it is
+    // left just before the doctor runs).
+    let reftable = a.ref_format() == "reftable";
+    let lock = if reftable {
+        a.path().join(".git/reftable/tables.list.lock")
+    } else {
+        a.path().join(".git/refs/rails/contracts/S.lock")
+    };
+    let leave_lock = || {
+        std::fs::write(&lock, "").unwrap();
+        a.git(&["rev-parse", "HEAD"]);
+        std::process::Command::new("touch")
+            .args(["-d", "1 hour ago"])
+            .arg(&lock)
+            .status()
+            .unwrap();
+    };
+    if !reftable {
+        leave_lock();
+    }
     // A record bound to a commit no branch holds.
     a.git(&["checkout", "-q", "-b", "tmp"]);
     a.write("tmp.txt", "x");
@@ -693,6 +704,9 @@ fn doctor_names_each_problem_with_its_fix() {
     ])
     .ok();
 
+    if reftable {
+        leave_lock();
+    }
     let run = a.rails(&["doctor", "--json"]);
     run.code(1);
     let doc = run.json();
