@@ -345,6 +345,7 @@ fn rails_gate_as_markdown() {
         .stdout_has("**Missing steps**");
     accept(&repo, "red", "c1", &[]);
     repo.write("feature.txt", "done\n");
+    repo.git(&["add", "feature.txt"]);
     accept(&repo, "green", "c1", &[]);
     accept(&repo, "surface", "c1", &["--note", "PR"]);
     accept(&repo, "cleanup", "c1", &["--note", "torn down"]);
@@ -761,6 +762,7 @@ fn rails_report_html_shows_the_timeline_and_receipts_in_chromium() {
     ]));
     accept(&repo, "red", "c1", &[]);
     repo.write("feature.txt", "done\n");
+    repo.git(&["add", "feature.txt"]);
     accept(&repo, "green", "c1", &[]);
     accept(&repo, "surface", "c1", &["--note", "<b>PR</b> #12"]);
     accept(&repo, "cleanup", "c1", &["--note", "torn down"]);
