@@ -169,6 +169,19 @@ fn gate_lines(report: &gate::Report, out: &mut HookResult) {
     }
 }
 
+/// The commit a pushed `oid` stands for (an annotated tag peeled); `None` for a tree or a
+/// blob. An object the repository does not have is a refusal: git only hands a hook objects it
+/// has, so such a line did not come from git.
+fn pushed_commit(store: &Store, hook: &str, name: &str, oid: ObjectId) -> Result<Option<ObjectId>> {
+    if !store.has_object(oid) {
+        return Err(Error::refused(format!(
+            "{hook}: {name} names {oid}, which is not an object in this repository"
+        ))
+        .hint("this hook is meant to be run by git, with the objects it pushes"));
+    }
+    store.peel_to_commit(oid)
+}
+
 /// `pre-push <remote> <url>`: every pushed tip must pass the gate of its sprint.
 pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> {
     let mut out = HookResult::default();
@@ -197,6 +210,13 @@ pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> 
         }
         let tip = ObjectId::from_hex(l.local_oid.as_bytes())
             .map_err(|e| Error::refused(format!("pre-push: bad oid {}: {e}", l.local_oid)))?;
+        let Some(tip) = pushed_commit(store, "pre-push", &l.local_ref, tip)? else {
+            out.say(format!(
+                "git-rails: {} is not a commit; nothing to gate",
+                l.local_ref
+            ));
+            continue;
+        };
         if require_spar && !spar_gate(store, l, &mut out)? {
             blocked = true;
         }
@@ -409,6 +429,15 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
         if !guarded {
             continue;
         }
+        for oid in [old, new].into_iter().filter(|o| !is_zero(o)) {
+            let id = ObjectId::from_hex(oid.as_bytes())
+                .map_err(|e| Error::refused(format!("pre-receive: bad oid {oid}: {e}")))?;
+            if pushed_commit(store, "pre-receive", name, id)?.is_none() {
+                return Err(Error::refused(format!(
+                    "pre-receive: {name} names {oid}, which is not a commit; records are commits"
+                )));
+            }
+        }
         if is_zero(new) {
             out.code = 1;
             out.say(format!(
@@ -441,6 +470,9 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
             }
             let tip = ObjectId::from_hex(new.as_bytes())
                 .map_err(|e| Error::refused(format!("pre-receive: bad oid {new}: {e}")))?;
+            let Some(tip) = pushed_commit(&view, "pre-receive", name, tip)? else {
+                continue;
+            };
             let mut stop = HashSet::new();
             if !is_zero(old) {
                 if let Ok(o) = ObjectId::from_hex(old.as_bytes()) {

@@ -12,6 +12,7 @@ mod contract_validate;
 mod evidence;
 mod evidence_durability;
 mod foundation;
+mod fuzz_cases;
 mod hooks;
 mod input_forms;
 mod man_pages;
