@@ -22,15 +22,23 @@ args=(--locked --test fuzz)
 if [ "${FUZZ_OPT:-1}" = 1 ]; then
   export CARGO_TARGET_DIR="$here/target/fuzz-build"
   # Seeded from the dev build so the dependencies are not compiled again.
+  # (the host folder too: proc macros and build scripts).
   if [ ! -d "$CARGO_TARGET_DIR" ] && [ -d "$here/target/x86_64-unknown-linux-gnu" ]; then
     mkdir -p "$CARGO_TARGET_DIR"
     cp -a "$here/target/x86_64-unknown-linux-gnu" "$CARGO_TARGET_DIR/"
+    [ -d "$here/target/debug" ] && cp -a "$here/target/debug" "$CARGO_TARGET_DIR/"
   fi
   args+=(--config 'profile.dev.package.rails-spar.opt-level=3')
   export FUZZ_TIME_BOUND_MS=${FUZZ_TIME_BOUND_MS:-50}
 fi
 nice -n "$nice_level" cargo test "${args[@]}" --no-run -q
-targets=${FUZZ_TARGETS:-$(cargo test "${args[@]}" -q -- --list 2>/dev/null | sed -n 's/: test$//p')}
+all=$(cargo test "${args[@]}" -q -- --list 2>/dev/null | sed -n 's/: test$//p')
+targets=""
+for t in ${FUZZ_TARGETS:-$all}; do
+  full=$(printf '%s\n' $all | grep -E "(^|::)$t\$" | head -1)
+  [ -n "$full" ] || { echo "fuzz.sh: no target $t (targets: $(printf '%s ' $all | sed 's/[a-z]*:://g'))" >&2; exit 64; }
+  targets="$targets $full"
+done
 failed=0
 start=$(date +%s)
 for t in $targets; do
