@@ -9,6 +9,9 @@ use serde_json::{Map, Number, Value};
 /// reviewer's result, a configuration file or a sprint document is far smaller).
 pub const MAX_INPUT: usize = 64 << 10;
 
+/// A generator of inputs from a grammar.
+pub type Grammar<'a> = dyn Fn(&mut Unstructured<'_>) -> Result<Vec<u8>> + 'a;
+
 /// Seeds and a dictionary of tokens worth inserting.
 #[derive(Default, Clone)]
 pub struct Corpus {
@@ -177,11 +180,7 @@ impl Corpus {
     }
 
     /// One input: a mutated seed, a structurally mutated JSON value or stream, or `grammar`'s.
-    pub fn input(
-        &self,
-        u: &mut Unstructured<'_>,
-        grammar: Option<&dyn Fn(&mut Unstructured<'_>) -> Result<Vec<u8>>>,
-    ) -> Result<Vec<u8>> {
+    pub fn input(&self, u: &mut Unstructured<'_>, grammar: Option<&Grammar>) -> Result<Vec<u8>> {
         let pick = u.int_in_range(0..=19u8)?;
         let out = match pick {
             0 => {
