@@ -69,30 +69,6 @@ fn pre_push_of_a_tag_or_a_blob_is_not_an_internal_error() {
     .stderr_has("refs/tags/b is not a commit; nothing to gate");
 }
 
-/// Was 70 (`git merge-base` failed): a pre-receive update of a record ref naming an unknown
-/// object or a tree.
-#[test]
-fn pre_receive_of_a_record_ref_naming_no_commit_is_refused() {
-    let repo = TestRepo::new();
-    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
-    let tree = repo.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string();
-    let unknown = "2".repeat(40);
-    hook(
-        &repo,
-        &["pre-receive"],
-        &format!("{head} {unknown} refs/rails/contracts/S\n"),
-    )
-    .code(65)
-    .stderr_has("which is not an object in this repository");
-    hook(
-        &repo,
-        &["pre-receive"],
-        &format!("{head} {tree} refs/rails/\n"),
-    )
-    .code(65)
-    .stderr_has("which is not a commit; records are commits");
-}
-
 /// Was an empty reason: a trailing `\` (line continuation) and an empty program name (`''`).
 /// Both are refused and named.
 #[test]
