@@ -316,6 +316,19 @@ fn stop_set(old: &str, existing: impl FnOnce() -> HashSet<ObjectId>) -> HashSet<
     }
 }
 
+/// The commit a pushed `oid` stands for (an annotated tag peeled); `None` for a tree or a
+/// blob. An object the repository does not have is a refusal: git only hands a hook objects it
+/// has, so such a line did not come from git.
+fn pushed_commit(store: &Store, hook: &str, name: &str, oid: ObjectId) -> Result<Option<ObjectId>> {
+    if !store.has_object(oid) {
+        return Err(Error::refused(format!(
+            "{hook}: {name} names {oid}, which is not an object in this repository"
+        ))
+        .hint("this hook is meant to be run by git, with the objects it pushes"));
+    }
+    store.peel_to_commit(oid)
+}
+
 /// `pre-push <remote> <url>`: every push to a protected ref (any branch when `rails.protect`
 /// is unset) must pass the gate of each sprint its new commits name, whatever the local
 /// branch is called; the local binding plays no part, so the server decides alike.
@@ -331,6 +344,13 @@ pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> 
         }
         let tip = ObjectId::from_hex(l.local_oid.as_bytes())
             .map_err(|e| Error::refused(format!("pre-push: bad oid {}: {e}", l.local_oid)))?;
+        let Some(tip) = pushed_commit(store, "pre-push", &l.local_ref, tip)? else {
+            out.say(format!(
+                "git-rails: {} is not a commit; nothing to gate",
+                l.local_ref
+            ));
+            continue;
+        };
         if require_spar && !spar_gate(store, l, &mut out)? {
             blocked = true;
         }

@@ -747,6 +747,19 @@ impl Store {
         self.repo.has_object(id)
     }
 
+    /// The commit `id` names, peeling annotated tags; `None` when it is a tree or a blob (which
+    /// git may push too). An object that is not in the repository is an error the caller words.
+    pub fn peel_to_commit(&self, id: ObjectId) -> Result<Option<ObjectId>> {
+        let object = self
+            .repo
+            .find_object(id)
+            .ctx(format!("reading object {id}"))?;
+        let end = object
+            .peel_tags_to_end()
+            .ctx(format!("peeling object {id}"))?;
+        Ok((end.kind == gix::object::Kind::Commit).then_some(end.id))
+    }
+
     /// Every commit reachable from `tips` (all parents, not only the first).
     pub fn reachable(&self, tips: &[ObjectId]) -> Result<Vec<CommitInfo>> {
         let mut seen = std::collections::HashSet::new();

@@ -13,6 +13,7 @@ mod evidence;
 mod evidence_durability;
 mod first_hour;
 mod foundation;
+mod fuzz_cases;
 mod git_formats;
 mod hook_managers;
 mod hooks;

@@ -130,6 +130,10 @@ fn check_command(words: &[Word]) -> Result<(), String> {
     let Some(first) = words.first() else {
         return Ok(());
     };
+    if first.text.is_empty() {
+        // `'' x` or `"" x`: a program with an empty name, named so the reason is not empty.
+        return Err("''".into());
+    }
     let program = if first.text.contains('/') {
         let (dir, name) = first.text.rsplit_once('/').unwrap_or(("", &first.text));
         if !PROGRAM_DIRS.contains(&dir) {
@@ -482,6 +486,11 @@ fn parse(line: &str) -> (Vec<Vec<Word>>, Vec<Problem>) {
                     }
                     k += 2;
                 } else {
+                    // A line ending in `\` continues on the next line: shell syntax.
+                    problems.push(Problem {
+                        at: p,
+                        what: "\\".into(),
+                    });
                     k += 1;
                 }
             }
