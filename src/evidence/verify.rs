@@ -67,6 +67,10 @@ pub struct Report {
     pub chain_problem: Option<Problem>,
     pub criteria: Vec<Account>,
     pub missing: Vec<Step>,
+    /// Criteria that a later version dropped on purpose, with why.
+    pub dropped: Vec<gate::DroppedReport>,
+    /// Turns an agent ended with the sprint unproven.
+    pub agent_turns_ended: Vec<crate::hooks::agent::EndedTurn>,
 }
 
 fn short(s: &str) -> &str {
@@ -138,8 +142,21 @@ fn runtime(kind: CheckKind) -> bool {
     )
 }
 
-fn run_in(spec: &crate::contract::schema::CheckSpec, dir: &Path) -> checks::Outcome {
-    checks::run_check(spec, dir)
+/// Runs a check in a checkout, reading what the contract froze (schemas and what they `$ref`)
+/// instead of the checkout's own copies, exactly as the transitions did.
+fn run_in(
+    spec: &crate::contract::schema::CheckSpec,
+    dir: &Path,
+    files: Option<&BTreeMap<String, Vec<u8>>>,
+) -> checks::Outcome {
+    checks::run_check_reading(
+        spec,
+        dir,
+        checks::Reads {
+            files,
+            ..Default::default()
+        },
+    )
 }
 
 /// Verifies `sprint` at `commit`; with `rerun`, runs the proven checks again.
@@ -174,6 +191,10 @@ pub fn verify(store: &Store, sprint: &str, commit: ObjectId, rerun: bool) -> Res
     }
     let problem = derived.problem.clone().or(report.chain_problem.clone());
     let judged_tree = store.tree_of(commit)?;
+    let frozen_files = match contract::pinned::load(store, frozen.tree)? {
+        Some(p) => Some(contract::pinned::schema_files(store, frozen.tree, &p)?),
+        None => None,
+    };
     let mut checkouts = Checkouts {
         store,
         dir: tempfile::Builder::new()
@@ -235,7 +256,7 @@ pub fn verify(store: &Store, sprint: &str, commit: ObjectId, rerun: bool) -> Res
                     .typed_spec()
                     .map_err(|p| Error::refused(format!("the check of {id} is broken: {p}")))?;
                 let dir = checkouts.of(judged_tree)?;
-                let o = run_in(&spec, &dir);
+                let o = run_in(&spec, &dir, frozen_files.as_ref());
                 reruns.push(Rerun {
                     of: if Proof::of(check.kind) == Proof::Review {
                         "surface".into()
@@ -254,7 +275,7 @@ pub fn verify(store: &Store, sprint: &str, commit: ObjectId, rerun: bool) -> Res
                 {
                     let o = if store.has_object(red_tree) {
                         let dir = checkouts.of(red_tree)?;
-                        run_in(&spec, &dir)
+                        run_in(&spec, &dir, frozen_files.as_ref())
                     } else {
                         checks::Outcome {
                             status: CheckStatus::Error,
@@ -323,6 +344,8 @@ pub fn verify(store: &Store, sprint: &str, commit: ObjectId, rerun: bool) -> Res
         chain_problem: problem,
         criteria,
         missing,
+        dropped: report.dropped.clone(),
+        agent_turns_ended: report.agent_turns_ended.clone(),
     })
 }
 
@@ -376,6 +399,13 @@ pub fn render(r: &Report) -> String {
         if let Some(n) = &c.not_rerun {
             s.push_str(&format!("    not re-run: {n}\n"));
         }
+    }
+    for d in &r.dropped {
+        s.push_str(&gate::dropped_line(d));
+        s.push('\n');
+    }
+    for t in &r.agent_turns_ended {
+        s.push_str(&format!("warning: {}\n", t.message));
     }
     if r.done {
         s.push_str("verdict: done\n");
