@@ -484,6 +484,15 @@ pub struct ValidateArgs {
     /// Do not add the report to refs/notes/rails
     #[arg(long)]
     pub no_note: bool,
+    /// Run up to N DoD checks at once (prerequisites and runtime commands stay one at a time;
+    /// results still come out in contract order)
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u16).range(1..=256)
+    )]
+    pub jobs: u16,
 }
 
 #[derive(Debug, Args)]
@@ -1429,7 +1438,7 @@ fn cmd_validate(a: ValidateArgs) -> Result<Outcome> {
             outln!("{line}");
         }
     };
-    let report = validate::run(&store, &target, &mut progress)?;
+    let report = validate::run_with_jobs(&store, &target, usize::from(a.jobs), &mut progress)?;
     if let Some(path) = &a.junit {
         store::atomic_write(path, junit::render(&report).as_bytes())?;
     }

@@ -6,8 +6,15 @@
 //! 3. DoD checks, in order; then non-goals with paths ("if present, FAIL").
 //!
 //! Verdict PASS when no blocking result failed, else FAIL; non-blocking failures are warnings.
+//!
+//! `--jobs N` runs up to N DoD checks of step 3 at once (they read the work tree and do not depend
+//! on each other); prerequisites and runtime commands stay sequential because a runtime command may
+//! build what a check reads. Results are reported in contract order whatever order they finish in,
+//! so the output, the note and the JSON do not depend on N.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -117,8 +124,19 @@ pub struct Target<'a> {
     pub base: Option<ObjectId>,
 }
 
-/// Runs the validation, calling `progress` as each result is known.
+/// Runs the validation one check at a time, calling `progress` as each result is known.
 pub fn run(store: &Store, target: &Target<'_>, progress: &mut dyn FnMut(&Entry)) -> Result<Report> {
+    run_with_jobs(store, target, 1, progress)
+}
+
+/// Runs the validation with up to `jobs` DoD checks at once (1 = sequential); `progress` is called
+/// in contract order as soon as every earlier result is known.
+pub fn run_with_jobs(
+    store: &Store,
+    target: &Target<'_>,
+    jobs: usize,
+    progress: &mut dyn FnMut(&Entry),
+) -> Result<Report> {
     let root = store.workdir()?.to_path_buf();
     let started = Instant::now();
     let started_at = jiff::Timestamp::now().to_string();
@@ -183,19 +201,9 @@ pub fn run(store: &Store, target: &Target<'_>, progress: &mut dyn FnMut(&Entry))
             (Some(t), Some(p)) => Some(super::pinned::schema_files(store, t, p)?),
             _ => None,
         };
-        for check in &c.dod.checks {
-            let reads = checks::Reads {
-                files: files.as_ref(),
-                checklist_items: pins
-                    .as_ref()
-                    .and_then(|p| p.checklists.get(&check.id))
-                    .map(Vec::as_slice),
-                checklist_text: None,
-            };
-            let o = match check.typed_spec() {
-                Ok(spec) => checks::run_check_reading(&spec, &root, reads),
-                Err(problem) => spec_error(&problem.to_string()),
-            };
+        let checks = &c.dod.checks;
+        let mut emit = |i: usize, o: checks::Outcome| {
+            let check = &checks[i];
             let e = Entry {
                 phase: Phase::Check,
                 id: check.id.clone(),
@@ -209,6 +217,54 @@ pub fn run(store: &Store, target: &Target<'_>, progress: &mut dyn FnMut(&Entry))
             };
             progress(&e);
             results.push(e);
+        };
+        let run_one = |i: usize| {
+            let reads = checks::Reads {
+                files: files.as_ref(),
+                checklist_items: pins
+                    .as_ref()
+                    .and_then(|p| p.checklists.get(&checks[i].id))
+                    .map(Vec::as_slice),
+                checklist_text: None,
+            };
+            match checks[i].typed_spec() {
+                Ok(spec) => checks::run_check_reading(&spec, &root, reads),
+                Err(problem) => spec_error(&problem.to_string()),
+            }
+        };
+        let jobs = jobs.clamp(1, checks.len().max(1));
+        if jobs == 1 {
+            for i in 0..checks.len() {
+                emit(i, run_one(i));
+            }
+        } else {
+            // Workers take the next check by index; the results wait here until every earlier
+            // one is in, so they come out in contract order.
+            let next = AtomicUsize::new(0);
+            let (tx, rx) = mpsc::channel::<(usize, checks::Outcome)>();
+            std::thread::scope(|scope| {
+                for _ in 0..jobs {
+                    let tx = tx.clone();
+                    let (next, run_one) = (&next, &run_one);
+                    scope.spawn(move || loop {
+                        let i = next.fetch_add(1, Ordering::SeqCst);
+                        if i >= checks.len() || tx.send((i, run_one(i))).is_err() {
+                            break;
+                        }
+                    });
+                }
+                drop(tx);
+                let mut done: Vec<Option<checks::Outcome>> = Vec::new();
+                done.resize_with(checks.len(), || None);
+                let mut shown = 0;
+                for (i, o) in rx {
+                    done[i] = Some(o);
+                    while let Some(o) = done.get_mut(shown).and_then(Option::take) {
+                        emit(shown, o);
+                        shown += 1;
+                    }
+                }
+            });
         }
         let with_paths: Vec<(usize, &NonGoal)> = c
             .non_goals

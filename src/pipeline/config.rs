@@ -287,6 +287,14 @@ fn combine(cfg: &mut PipelineConfig, file: ConfigFile) {
     }
 }
 
+/// One configuration file's text read on its own (no trust, no user file): what the fuzz
+/// targets and `load_for` share.
+pub fn parse(label: &str, text: &str) -> Result<PipelineConfig> {
+    let mut cfg = PipelineConfig::default();
+    combine(&mut cfg, parse_file(label, text)?);
+    Ok(cfg)
+}
+
 /// The pipeline's configuration for this clone: the project's `.rails/config.toml` (its
 /// commands only when trusted), then the user's own file over it. A project file naming
 /// commands that this clone has not trusted is refused (65) with the command to run.

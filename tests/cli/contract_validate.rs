@@ -282,3 +282,170 @@ fn validate_on_an_unborn_branch_runs_without_a_note() {
         .ok()
         .stdout_lacks("report added");
 }
+
+/// A check that logs `start <id> <t>` and `end <id> <t>` (seconds, nanosecond digits) around a sleep.
+fn timed_check(id: &str, secs: &str) -> serde_json::Value {
+    check(
+        id,
+        "command_success",
+        json!({"command": format!(
+            "echo \"start {id} $(date +%s.%N)\" >> times.log; sleep {secs}; \
+             echo \"end {id} $(date +%s.%N)\" >> times.log"
+        )}),
+    )
+}
+
+/// (id, start, end) for every id in times.log.
+fn spans(log: &str) -> Vec<(String, f64, f64)> {
+    let mut starts = std::collections::BTreeMap::new();
+    let mut out = Vec::new();
+    for l in log.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let t: f64 = f[2].parse().unwrap();
+        match f[0] {
+            "start" => {
+                starts.insert(f[1].to_string(), t);
+            }
+            _ => out.push((f[1].to_string(), starts[f[1]], t)),
+        }
+    }
+    out
+}
+
+#[test]
+fn jobs_runs_the_checks_at_once_after_the_runtime_commands() {
+    let repo = TestRepo::new();
+    let ids: Vec<String> = (0..8).map(|i| format!("c{i}")).collect();
+    repo.draft_with(
+        "S",
+        json!(ids
+            .iter()
+            .map(|id| timed_check(id, "1"))
+            .collect::<Vec<_>>()),
+        json!({
+            "environmentPrerequisites": [prereq("sh", "command_exists", json!({"command": "sh"}))],
+            "runtimeValidation": {"commands": [{"name": "build", "command":
+                "echo \"start build $(date +%s.%N)\" >> times.log; sleep 0.3; \
+                 echo \"end build $(date +%s.%N)\" >> times.log"}]},
+        }),
+    );
+    let t = std::time::Instant::now();
+    let out = repo.rails(&[
+        "contract",
+        "validate",
+        "S",
+        "--draft",
+        "--no-note",
+        "--jobs",
+        "8",
+    ]);
+    let wall = t.elapsed().as_secs_f64();
+    out.ok()
+        .stdout_has("verdict: PASS (10 passed, 0 failed, 0 warnings)");
+    let spans = spans(&repo.read("times.log"));
+    let (checks, build): (Vec<_>, Vec<_>) = spans.iter().partition(|s| s.0 != "build");
+    assert_eq!(checks.len(), 8, "{spans:?}");
+    // Every check started before any of them ended: all 8 ran at once.
+    let last_start = checks.iter().map(|s| s.1).fold(f64::MIN, f64::max);
+    let first_end = checks.iter().map(|s| s.2).fold(f64::MAX, f64::min);
+    assert!(last_start < first_end, "checks did not overlap: {spans:?}");
+    // The runtime command had finished before the first check started.
+    let first_start = checks.iter().map(|s| s.1).fold(f64::MAX, f64::min);
+    assert!(
+        build[0].2 <= first_start,
+        "a check ran with the runtime command: {spans:?}"
+    );
+    // 8 × 1 s of checks in well under 8 s (generous for a loaded machine).
+    assert!(wall < 5.0, "--jobs 8 took {wall:.2}s");
+    // Lines in contract order: prerequisite, runtime command, then c0..c7.
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let pos = |s: &str| lines.iter().position(|l| l.contains(s)).unwrap();
+    assert!(pos("prereq   ok   sh") < pos("runtime  ok   build"));
+    assert!(pos("runtime  ok   build") < pos("check    ok   c0"));
+    for w in ids.windows(2) {
+        assert!(
+            pos(&format!(" {} ", w[0])) < pos(&format!(" {} ", w[1])),
+            "{lines:?}"
+        );
+    }
+}
+
+#[test]
+fn jobs_reports_in_contract_order_whatever_finishes_first() {
+    let repo = TestRepo::new();
+    let mut slow = timed_check("slow", "1.2");
+    slow["blocking"] = json!(false);
+    repo.draft(
+        "S",
+        json!([
+            slow,
+            timed_check("quick", "0"),
+            check("missing", "file_exists", json!({"path": "nope.txt"})),
+        ]),
+    );
+    let j = repo.rails(&[
+        "contract",
+        "validate",
+        "S",
+        "--draft",
+        "--no-note",
+        "--json",
+        "--jobs",
+        "3",
+    ]);
+    j.code(1);
+    let doc = j.json();
+    let ids: Vec<&str> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["slow", "quick", "missing"]);
+    assert_eq!(doc["failed"], json!(["missing"]));
+    assert_eq!(doc["warnings"], json!([]));
+    // The quick one finished first, yet the slow one's line came first on stderr.
+    let spans = spans(&repo.read("times.log"));
+    let end = |id: &str| spans.iter().find(|s| s.0 == id).unwrap().2;
+    assert!(end("quick") < end("slow"), "{spans:?}");
+    let pos = |s: &str| j.stderr.find(s).unwrap();
+    assert!(pos("ok   slow") < pos("ok   quick") && pos("ok   quick") < pos("FAIL missing"));
+}
+
+#[test]
+fn without_jobs_the_checks_run_one_after_another() {
+    let repo = TestRepo::new();
+    let ids = ["a", "b", "c"];
+    repo.draft(
+        "S",
+        json!(ids
+            .iter()
+            .map(|id| timed_check(id, "0.3"))
+            .collect::<Vec<_>>()),
+    );
+    repo.rails(&["contract", "validate", "S", "--draft", "--no-note"])
+        .ok();
+    let spans = spans(&repo.read("times.log"));
+    assert_eq!(spans.len(), 3);
+    for w in spans.windows(2) {
+        assert!(
+            w[0].2 <= w[1].1,
+            "checks overlapped without --jobs: {spans:?}"
+        );
+    }
+    // Nonsense counts are usage errors that run nothing.
+    for bad in ["0", "many", "100000"] {
+        repo.rails(&[
+            "contract",
+            "validate",
+            "S",
+            "--draft",
+            "--no-note",
+            "--jobs",
+            bad,
+        ])
+        .code(64)
+        .stderr_has("--jobs");
+    }
+    assert_eq!(spans.len(), self::spans(&repo.read("times.log")).len());
+}
