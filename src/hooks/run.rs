@@ -565,6 +565,26 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
         }
         updates.push((f[0].to_string(), f[1].to_string(), f[2].to_string()));
     }
+    // git hands pre-receive only objects it has or has just received (still in quarantine,
+    // which the view reads): an id in neither did not come from git, and is refused before any
+    // rule reads it.
+    if updates.iter().any(|(_, new, _)| !is_zero(new)) {
+        let view = store.with_ref_overrides(Vec::new())?;
+        for (_, new, name) in &updates {
+            if is_zero(new) {
+                continue;
+            }
+            let known = ObjectId::from_hex(new.as_bytes())
+                .map(|id| view.has_object(id))
+                .unwrap_or(false);
+            if !known {
+                return Err(Error::refused(format!(
+                    "pre-receive: {name} names {new}, which is not an object in this repository"
+                ))
+                .hint("this hook is meant to be run by git, with the objects it receives"));
+            }
+        }
+    }
     for (old, new, name) in &updates {
         let guarded = name.starts_with("refs/rails/") || name.starts_with("refs/spar/");
         if !guarded {

@@ -28,7 +28,8 @@ fn refs(repo: &TestRepo) -> String {
 fn pre_push_naming_an_unknown_object_is_refused() {
     let repo = TestRepo::new();
     let before = refs(&repo);
-    let (unknown, zero) = ("1".repeat(40), "0".repeat(40));
+    let n = repo.git(&["rev-parse", "HEAD"]).trim().len();
+    let (unknown, zero) = ("1".repeat(n), "0".repeat(n));
     for line in [
         format!("refs/heads/main {unknown} refs/heads/main {zero}\n"),
         format!(" {unknown}  {zero}\n"),
@@ -41,25 +42,46 @@ fn pre_push_naming_an_unknown_object_is_refused() {
     assert_eq!(refs(&repo), before);
 }
 
+/// Was 70: a pre-receive line naming an object the repository does not have (git never sends
+/// one; a hand-made or fuzzed input does), for a record ref and for a branch.
+#[test]
+fn pre_receive_naming_an_unknown_object_is_refused() {
+    let repo = TestRepo::new();
+    let before = refs(&repo);
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let (unknown, zero) = ("1".repeat(head.len()), "0".repeat(head.len()));
+    for line in [
+        format!("{zero} {unknown} refs/rails/evidence/S\n"),
+        format!("{head} {unknown} refs/heads/main\n"),
+    ] {
+        let out = hook(&repo, &["pre-receive"], &line);
+        out.code(65)
+            .stderr_has("which is not an object in this repository");
+    }
+    assert_eq!(refs(&repo), before);
+}
+
 /// Was 70: an annotated tag's object (what `git push origin v1` hands the hook) or a blob
 /// was read as a commit. A tag is peeled to its commit; a tree or blob has nothing to gate.
 #[test]
 fn pre_push_of_a_tag_or_a_blob_is_not_an_internal_error() {
     let repo = TestRepo::new();
     repo.git(&["tag", "-a", "-m", "release", "v1"]);
+    // Tags are judged only where rails.protect names them; then the tag is peeled to its commit.
+    repo.git(&["config", "rails.protect", "refs/tags/*"]);
     let tag = repo.git(&["rev-parse", "v1"]).trim().to_string();
     let blob = repo
         .git(&["rev-parse", "HEAD:README.md"])
         .trim()
         .to_string();
-    let zero = "0".repeat(40);
+    let zero = "0".repeat(tag.len());
     hook(
         &repo,
         &["pre-push", "origin", "url"],
         &format!("refs/tags/v1 {tag} refs/tags/v1 {zero}\n"),
     )
     .ok()
-    .stderr_has("refs/tags/v1 names no sprint");
+    .stderr_has("push of refs/tags/v1: its new commits name no sprint");
     hook(
         &repo,
         &["pre-push", "origin", "url"],

@@ -88,8 +88,25 @@ fn proven(repo: &TestRepo, m: &Managers) {
 /// The gate holds: proven work goes through, unproven work and bad trailers are refused.
 #[track_caller]
 fn gate_holds(repo: &TestRepo, m: &Managers, remote: &Path, step: &str) {
+    // A new commit that names the sprint and leaves the proven tree as it is: the push has
+    // something to judge (a push of commits the remote already has names no sprint).
     let ok = format!("refs/heads/ok-{step}");
-    let out = m.git(repo, &["push", "origin", &format!("main:{ok}")]);
+    let proven_branch = format!("okb-{step}");
+    m.git(repo, &["checkout", "-q", "-b", &proven_branch, "main"])
+        .ok();
+    m.git(
+        repo,
+        &[
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            &format!("proven {step}\n\nRails-Sprint: S"),
+        ],
+    )
+    .ok();
+    m.git(repo, &["checkout", "-q", "main"]).ok();
+    let out = m.git(repo, &["push", "origin", &format!("{proven_branch}:{ok}")]);
     assert_eq!(out.code, 0, "[{step}] a proven push is accepted:\n{out}");
     assert!(out.stderr.contains("S v1 is done at"), "[{step}]\n{out}");
     assert!(remote_ref(remote, &ok).is_some(), "[{step}]");
