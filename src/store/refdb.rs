@@ -863,12 +863,15 @@ mod tests {
         assert_eq!(guard.journal(), "");
         // A journal naming a path whose file is another one (git made it later): kept.
         std::fs::write(&lock, "").unwrap();
+        // The inode the journal names is not the new file's (the file system may hand the new
+        // file any inode, the old one's included).
+        let now = std::fs::metadata(&lock).unwrap();
         guard
             .set_journal(&format!(
                 "{}\t{}\t{}\n",
                 lock.display(),
-                m.dev(),
-                m.ino() + 1
+                now.dev(),
+                now.ino() + 1
             ))
             .unwrap();
         recover_journal(&guard);
