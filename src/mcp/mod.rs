@@ -30,8 +30,9 @@ pub fn serve(repo: Option<&std::path::Path>) -> Result<()> {
     }
     // Fail before the handshake when there is no repository to work from.
     Store::discover()?;
+    // The time driver too: rmcp bounds its shutdown with a timeout when stdin closes.
     let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
+        .enable_all()
         .build()
         .map_err(|e| Error::internal(format!("starting the MCP server: {e}")))?;
     rt.block_on(async {

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 /// One running server and the client's end of its pipes.
 struct Client {
     child: Child,
-    stdin: ChildStdin,
+    stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     next: u64,
 }
@@ -36,7 +36,7 @@ impl Client {
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut c = Client {
             child,
-            stdin,
+            stdin: Some(stdin),
             stdout,
             next: 1,
         };
@@ -55,8 +55,9 @@ impl Client {
     }
 
     fn send(&mut self, v: &Value) {
-        writeln!(self.stdin, "{v}").unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
     }
 
     /// Sends a request and returns its result (panics on a JSON-RPC error).
@@ -250,6 +251,20 @@ fn a_cycle_through_tool_calls_passes_the_gate_from_another_directory_with_repo()
     assert_eq!(passed["structuredContent"]["done"], true, "{passed}");
     assert!(text(&passed).starts_with("gate passed"), "{passed}");
     repo.rails(&["gate", "S"]).ok().stdout_has("gate passed");
+}
+
+#[test]
+fn closing_stdin_ends_the_server_with_exit_0_and_nothing_but_protocol_on_stdout() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    let mut c = Client::start(&repo, &[]);
+    let r = c.call("status", json!({"sprint": "S"}));
+    assert_eq!(r["structuredContent"]["sprint"], "S", "{r}");
+    drop(c.stdin.take());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut c.stdout, &mut rest).unwrap();
+    assert_eq!(rest, "", "stdout after the last answer");
+    let status = c.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "the server did not end cleanly");
 }
 
 #[test]
