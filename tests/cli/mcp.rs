@@ -283,3 +283,47 @@ fn outside_a_repository_the_server_refuses_to_start() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not in a git repository"));
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn validate_verify_and_spar_tools_answer_with_the_clis_documents_and_refusals() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    let mut c = Client::start(&repo, &[]);
+
+    let v = c.call("validate", json!({"sprint": "S", "no_note": true}));
+    assert!(!is_error(&v), "{v}");
+    let cli = repo.rails(&["contract", "validate", "S", "--json", "--no-note"]);
+    assert_eq!(
+        v["structuredContent"]["verdict"],
+        cli.json()["verdict"],
+        "{v}\n{cli}"
+    );
+
+    let ver = c.call("verify", json!({"sprint": "S"}));
+    assert!(!is_error(&ver), "{ver}");
+    assert_eq!(ver["structuredContent"]["done"], false, "{ver}");
+
+    // A series with no rounds: the CLI's refusal; `git spar run` has no tool, so it stays.
+    let show = c.call("spar_show", json!({"target": "nothing"}));
+    assert!(is_error(&show), "{show}");
+    assert!(
+        text(&show).contains("series nothing has no rounds"),
+        "{show}"
+    );
+    assert!(text(&show).contains("git spar run --base"), "{show}");
+
+    // The server reads no file outside the repository.
+    let outside = tempfile::tempdir().unwrap();
+    let f = outside.path().join("result.json");
+    std::fs::write(&f, "{}").unwrap();
+    let rec = c.call(
+        "spar_record",
+        json!({"series": "s", "round": "code-1", "reviewer": "r", "result": f.to_string_lossy()}),
+    );
+    assert!(is_error(&rec), "{rec}");
+    assert!(text(&rec).contains("is outside the repository"), "{rec}");
+    let escape = c.call(
+        "spar_record",
+        json!({"series": "s", "round": "code-1", "reviewer": "r", "result": format!("../{}/result.json", outside.path().file_name().unwrap().to_string_lossy())}),
+    );
+    assert!(is_error(&escape), "{escape}");
+}
