@@ -24,10 +24,24 @@ pub fn rewrite(text: &str) -> String {
             Some((call, used)) => {
                 // A command quoted in backticks loses its backticks with it.
                 let before = before.strip_suffix('`').unwrap_or(before);
-                out.push_str(before);
+                let quoted = before.len() != rest[..at].len();
+                // "run `git rails …` again" becomes "call … again", not "run call …".
+                let before = before
+                    .strip_suffix("run ")
+                    .or_else(|| before.strip_suffix("with "))
+                    .map(|b| {
+                        b.to_string()
+                            + if before.ends_with("with ") {
+                                "with: "
+                            } else {
+                                ""
+                            }
+                    })
+                    .unwrap_or_else(|| before.to_string());
+                out.push_str(&before);
                 out.push_str(&call);
                 let mut tail = &after[used..];
-                if before.len() != rest[..at].len() {
+                if quoted {
                     tail = tail.strip_prefix('`').unwrap_or(tail);
                 }
                 rest = tail;
@@ -211,7 +225,11 @@ mod tests {
         );
         assert_eq!(
             rewrite("reopen it with git rails evidence reopen s1 c1 --note \"<what changed>\" and earn RED again"),
-            "reopen it with call evidence with kind reopen, sprint s1, criterion c1, note \"<what changed>\" and earn RED again"
+            "reopen it with: call evidence with kind reopen, sprint s1, criterion c1, note \"<what changed>\" and earn RED again"
+        );
+        assert_eq!(
+            rewrite("make it pass, then run `git rails evidence green s1 c1` again"),
+            "make it pass, then call evidence with kind green, sprint s1, criterion c1 again"
         );
         assert_eq!(
             rewrite("then run `git rails contract freeze s1 --bump`"),

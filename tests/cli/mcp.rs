@@ -327,3 +327,88 @@ fn validate_verify_and_spar_tools_answer_with_the_clis_documents_and_refusals() 
     );
     assert!(is_error(&escape), "{escape}");
 }
+
+/// The MCP Inspector's CLI: `RAILS_TEST_MCP_INSPECTOR`, else `.ci/mcp-inspector` where `.ci/run`
+/// installs the pinned one. Absent: the test says `skipped: …`, or fails under
+/// `RAILS_TEST_REQUIRE_MCP_INSPECTOR=1` (CI).
+fn inspector() -> Option<std::path::PathBuf> {
+    let p = std::env::var_os("RAILS_TEST_MCP_INSPECTOR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(".ci/mcp-inspector/node_modules/.bin/mcp-inspector")
+        });
+    if p.exists() {
+        return Some(p);
+    }
+    let why = format!(
+        "the MCP Inspector is not at {} (`.ci/run` installs the pinned one)",
+        p.display()
+    );
+    if std::env::var("RAILS_TEST_REQUIRE_MCP_INSPECTOR").as_deref() == Ok("1") {
+        panic!("RAILS_TEST_REQUIRE_MCP_INSPECTOR=1 but {why}");
+    }
+    let _ = writeln!(std::io::stderr(), "skipped: {why}");
+    None
+}
+
+#[test]
+fn the_mcp_inspector_lists_the_tools_and_its_calls_record_and_are_refused() {
+    let Some(insp) = inspector() else {
+        return;
+    };
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    let rails = crate::harness::bin("git-rails");
+    let rails = rails.to_string_lossy().to_string();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--cli", rails.as_str(), "mcp"];
+        all.extend_from_slice(args);
+        let r = repo.tool(&insp, &all, &[]);
+        r.ok();
+        let out: Value = serde_json::from_str(r.stdout.trim())
+            .unwrap_or_else(|e| panic!("the Inspector printed no JSON ({e}): {r}"));
+        out
+    };
+    let list = run(&["--method", "tools/list"]);
+    let names: Vec<&str> = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"evidence") && names.contains(&"spar_gate"),
+        "{list}"
+    );
+
+    let call = |kind: &str| {
+        run(&[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "evidence",
+            "--tool-arg",
+            &format!("kind={kind}"),
+            "--tool-arg",
+            "sprint=S",
+            "--tool-arg",
+            "criterion=c1",
+        ])
+    };
+    let green = call("green");
+    assert_eq!(green["isError"], true, "{green}");
+    assert!(
+        green["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("call evidence with kind red, sprint S, criterion c1"),
+        "{green}"
+    );
+    assert_eq!(tip(&repo), None);
+    let red = call("red");
+    assert_eq!(red["structuredContent"]["transition"], "red", "{red}");
+    assert_eq!(
+        red["structuredContent"]["commit"],
+        tip(&repo).unwrap().as_str()
+    );
+}
