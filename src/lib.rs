@@ -9,6 +9,7 @@
 //! - [`sync`]: records that travel between clones (fetch, merge, push), and `doctor`.
 //! - [`report`]: the HTML reports and the gates as markdown.
 //! - [`process`]: running shell commands with timeouts that kill the whole process group.
+//! - [`mcp`]: `git rails mcp`, the same tools for agents over the Model Context Protocol.
 //! - [`cli`]: argument parsing and rendering; the only code that prints.
 //! - [`error`]: one error type and the exit codes.
 //!
@@ -22,6 +23,7 @@ pub mod contract;
 pub mod error;
 pub mod evidence;
 pub mod hooks;
+pub mod mcp;
 pub mod pipeline;
 pub mod process;
 pub mod report;

@@ -95,11 +95,26 @@ pub enum RailsCommand {
     /// the remote, and hook scripts missing or not executable; each with its fix (exit 1 when
     /// any is found)
     Doctor(DoctorArgs),
+    /// Serve the evidence, gate and spar tools to a coding agent over MCP (stdio)
+    ///
+    /// One stdio MCP server: contracts, validate, evidence, status, gate, verify, spar_show,
+    /// spar_record, spar_triage, spar_waive and spar_gate. Each tool runs what the command of
+    /// the same name runs and returns its --json document; a refusal is a tool error naming the
+    /// next tool call. Claude Code: `.mcp.json` {"mcpServers": {"rails": {"command": "git",
+    /// "args": ["rails", "mcp"]}}}; Codex: `[mcp_servers.rails]` in config.toml.
+    Mcp(McpArgs),
     /// Print a shell completion script (bash, zsh or fish); `scripts/install.sh` installs them
     Completions(CompletionsArgs),
     /// Answer one completion request: the candidates for the last word, one per line
     #[command(name = "__complete", hide = true)]
     Complete(CompleteArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Work from this repository instead of the current directory's
+    #[arg(long, value_name = "PATH")]
+    pub repo: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -615,6 +630,10 @@ pub fn run(cli: RailsCli) -> Result<Outcome> {
             Ok(Outcome::Ok)
         }
         RailsCommand::Trust(a) => cmd_trust(a),
+        RailsCommand::Mcp(a) => {
+            crate::mcp::serve(a.repo.as_deref())?;
+            Ok(Outcome::Ok)
+        }
     }
 }
 
@@ -881,7 +900,7 @@ fn exit_with(code: u8) -> Outcome {
 }
 
 /// The sprint given, or the one bound to the current branch.
-fn resolve_sprint(store: &Store, given: Option<String>) -> Result<String> {
+pub(crate) fn resolve_sprint(store: &Store, given: Option<String>) -> Result<String> {
     if let Some(s) = given {
         contract::check_sprint(&s)?;
         return Ok(s);
@@ -1342,7 +1361,7 @@ fn run_editor(path: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-fn frozen_json(f: &contract::Frozen) -> serde_json::Value {
+pub(crate) fn frozen_json(f: &contract::Frozen) -> serde_json::Value {
     json!({
         "schema": "rails-contract/v1",
         "sprint": f.sprint,
@@ -1611,17 +1630,7 @@ fn cmd_list(a: ListArgs) -> Result<Outcome> {
     let store = Store::discover()?;
     let all = contract::list(&store)?;
     if a.json {
-        super::print_json(&json!({
-            "schema": "rails-contract-list/v1",
-            "sprints": all.iter().map(|f| json!({
-                "sprint": f.sprint,
-                "version": f.version,
-                "type": f.contract.sprint_type.as_str(),
-                "checks": f.contract.dod.checks.len(),
-                "commit": f.commit.to_string(),
-                "frozenAt": contract::rfc3339(f.frozen_at),
-            })).collect::<Vec<_>>(),
-        }))?;
+        super::print_json(&list_json(&all))?;
         return Ok(Outcome::Ok);
     }
     if all.is_empty() {
@@ -1640,6 +1649,21 @@ fn cmd_list(a: ListArgs) -> Result<Outcome> {
         );
     }
     Ok(Outcome::Ok)
+}
+
+/// The rails-contract-list/v1 document of `contract list --json` (and the MCP `contracts` tool).
+pub(crate) fn list_json(all: &[contract::Frozen]) -> serde_json::Value {
+    json!({
+        "schema": "rails-contract-list/v1",
+        "sprints": all.iter().map(|f| json!({
+            "sprint": f.sprint,
+            "version": f.version,
+            "type": f.contract.sprint_type.as_str(),
+            "checks": f.contract.dod.checks.len(),
+            "commit": f.commit.to_string(),
+            "frozenAt": contract::rfc3339(f.frozen_at),
+        })).collect::<Vec<_>>(),
+    })
 }
 
 /// `git rails sync` and `git spar sync` (one implementation; `prog` prefixes progress lines).

@@ -605,6 +605,10 @@ fn cmd_show(a: ShowArgs) -> Result<Outcome> {
         super::print_json(&sarif::log(&views, None))?;
         return Ok(Outcome::Ok);
     }
+    if format == "json" {
+        super::print_json(&show_json(&store, &series, &shown)?)?;
+        return Ok(Outcome::Ok);
+    }
     let mut docs = Vec::new();
     for r in &shown {
         let round = record::load_round(&store, &series, r)?;
@@ -612,22 +616,33 @@ fn cmd_show(a: ShowArgs) -> Result<Outcome> {
         let triage = series::triage_in_force(&store, &series, r)?;
         docs.push((round, findings, triage));
     }
-    if format == "json" {
-        let v: Vec<_> = docs
-            .iter()
-            .map(|(r, f, t)| json!({"round": r, "findings": f, "triage": t}))
-            .collect();
-        if v.len() == 1 {
-            super::print_json(&v[0])?;
-        } else {
-            super::print_json(&json!({"schema": "spar-series/v1", "series": series, "rounds": v}))?;
-        }
-    } else {
+    {
         for (r, f, t) in &docs {
             out!("{}\n", crate::spar::summary::render_with_triage(r, f, t));
         }
     }
     Ok(Outcome::Ok)
+}
+
+/// The document of `git spar show --json`: one round's, or a spar-series/v1 of several (also
+/// the MCP `spar_show` tool's result).
+pub(crate) fn show_json(
+    store: &Store,
+    series_name: &str,
+    shown: &[String],
+) -> Result<serde_json::Value> {
+    let mut v = Vec::new();
+    for r in shown {
+        let round = record::load_round(store, series_name, r)?;
+        let findings = record::load_findings(store, series_name, r)?;
+        let triage = series::triage_in_force(store, series_name, r)?;
+        v.push(json!({"round": round, "findings": findings, "triage": triage}));
+    }
+    Ok(if v.len() == 1 {
+        v.remove(0)
+    } else {
+        json!({"schema": "spar-series/v1", "series": series_name, "rounds": v})
+    })
 }
 
 fn cmd_list(a: ListArgs) -> Result<Outcome> {

@@ -19,6 +19,7 @@ mod hook_managers;
 mod hooks;
 mod input_forms;
 mod man_pages;
+mod mcp;
 mod model_server;
 mod pipeline;
 mod real_cli;
