@@ -604,6 +604,25 @@ fn apply(c: &mut Criterion, t: Transition, check: &Check, record: Record) {
     }
 }
 
+/// The reason a GREEN gives for passing on its RED's tracked tree (`because`), checked: for
+/// green only, and never empty. `name` is how the caller spells it (`--because`, `because`).
+pub fn checked_because<'a>(
+    t: Transition,
+    because: Option<&'a str>,
+    name: &str,
+) -> Result<Option<&'a str>> {
+    match because {
+        Some(_) if t != Transition::Green => Err(Error::usage(format!(
+            "{name} is for green only (what changed outside the tree between RED and GREEN), not for {}",
+            t.as_str()
+        ))),
+        Some(b) if b.trim().is_empty() => Err(Error::usage(format!(
+            "{name} needs the text of what changed outside the tree"
+        ))),
+        b => Ok(b.map(str::trim)),
+    }
+}
+
 pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
     let sprint = req.sprint;
     let id = req.criterion;

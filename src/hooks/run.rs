@@ -565,24 +565,28 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
         }
         updates.push((f[0].to_string(), f[1].to_string(), f[2].to_string()));
     }
-    // git hands pre-receive only objects it has or has just received (still in quarantine,
-    // which the view reads): an id in neither did not come from git, and is refused before any
-    // rule reads it.
-    if updates.iter().any(|(_, new, _)| !is_zero(new)) {
-        let view = store.with_ref_overrides(Vec::new())?;
-        for (_, new, name) in &updates {
-            if is_zero(new) {
-                continue;
-            }
-            let known = ObjectId::from_hex(new.as_bytes())
-                .map(|id| view.has_object(id))
-                .unwrap_or(false);
-            if !known {
-                return Err(Error::refused(format!(
-                    "pre-receive: {name} names {new}, which is not an object in this repository"
-                ))
-                .hint("this hook is meant to be run by git, with the objects it receives"));
-            }
+    // Every rule below reads through one view: the pushed objects (still in quarantine) and the
+    // pushed record refs laid over the server's own.
+    let overrides: Vec<(String, ObjectId)> = updates
+        .iter()
+        .filter(|(_, new, name)| !is_zero(new) && name.starts_with("refs/rails/"))
+        .filter_map(|(_, new, name)| {
+            ObjectId::from_hex(new.as_bytes())
+                .ok()
+                .map(|id| (name.clone(), id))
+        })
+        .collect();
+    let view = store.with_ref_overrides(overrides)?;
+    // git hands pre-receive only objects it has or has just received: an id in neither did
+    // not come from git, and is refused before any rule reads it.
+    for (_, new, name) in &updates {
+        let known =
+            is_zero(new) || ObjectId::from_hex(new.as_bytes()).is_ok_and(|id| view.has_object(id));
+        if !known {
+            return Err(Error::refused(format!(
+                "pre-receive: {name} names {new}, which is not an object in this repository"
+            ))
+            .hint("this hook is meant to be run by git, with the objects it receives"));
         }
     }
     for (old, new, name) in &updates {
@@ -607,8 +611,7 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
             // A fast-forward can still carry a commit that rewrites a completed result.
             let tip = ObjectId::from_hex(new.as_bytes())
                 .map_err(|e| Error::refused(format!("pre-receive: bad oid {new}: {e}")))?;
-            // The pushed objects are still in quarantine: read them through a view.
-            let view = store.with_ref_overrides(Vec::new())?;
+            // The pushed objects are still in quarantine: read them through the view.
             let found = crate::spar::record::replaced_results(&view, series, tip)?;
             if !found.is_empty() {
                 out.code = 1;
@@ -628,16 +631,6 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
         .filter(|(_, new, name)| !is_zero(new) && name.starts_with(crate::store::refs::EVIDENCE))
         .collect();
     if out.code == 0 && !evidence_updates.is_empty() {
-        let overrides: Vec<(String, ObjectId)> = updates
-            .iter()
-            .filter(|(_, new, name)| !is_zero(new) && name.starts_with("refs/rails/"))
-            .filter_map(|(_, new, name)| {
-                ObjectId::from_hex(new.as_bytes())
-                    .ok()
-                    .map(|id| (name.clone(), id))
-            })
-            .collect();
-        let view = store.with_ref_overrides(overrides)?;
         for (_, _, name) in evidence_updates {
             let sprint = &name[crate::store::refs::EVIDENCE.len()..];
             // The view reads the pushed tip; the server's own kept replay of what it accepted
@@ -656,16 +649,6 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
     let policy = Policy::read(store)?;
     let gated = receive_gate || policy.has_patterns() || policy.require_sprint;
     if gated && out.code == 0 {
-        let overrides: Vec<(String, ObjectId)> = updates
-            .iter()
-            .filter(|(_, new, name)| !is_zero(new) && name.starts_with("refs/rails/"))
-            .filter_map(|(_, new, name)| {
-                ObjectId::from_hex(new.as_bytes())
-                    .ok()
-                    .map(|id| (name.clone(), id))
-            })
-            .collect();
-        let view = store.with_ref_overrides(overrides)?;
         for (old, new, name) in &updates {
             if is_zero(new) || is_record_ref(name) || !policy.protects(name) {
                 continue;

@@ -342,20 +342,7 @@ fn evidence_tool(a: EvidenceArgs) -> Result<(String, Value)> {
     };
     let note = a.note.as_deref().filter(|n| !n.trim().is_empty());
     let path = a.path.as_deref().filter(|p| !p.trim().is_empty());
-    let because = match a.because.as_deref() {
-        Some(_) if t != Transition::Green => {
-            return Err(Error::usage(format!(
-                "because is for green only (what changed outside the tree between RED and GREEN), not for {}",
-                t.as_str()
-            )))
-        }
-        Some(b) if b.trim().is_empty() => {
-            return Err(Error::usage(
-                "because needs the text of what changed outside the tree",
-            ))
-        }
-        b => b.map(str::trim),
-    };
+    let because = evidence::checked_because(t, a.because.as_deref(), "because")?;
     let rec = evidence::transition(
         &store,
         &evidence::Request {
