@@ -30,10 +30,12 @@ impl Lock {
     /// Replaces what the lock file says (see [`Lock::journal`]).
     pub fn set_journal(&self, text: &str) -> Result<()> {
         use std::io::{Seek, Write};
+        // Written over the old text, then cut to length: a holder killed in between leaves the
+        // new note whole (any rest of the old one follows on a line of its own), never nothing.
         let mut f = &self.file;
-        f.set_len(0)
-            .and_then(|_| f.seek(std::io::SeekFrom::Start(0)))
+        f.seek(std::io::SeekFrom::Start(0))
             .and_then(|_| f.write_all(text.as_bytes()))
+            .and_then(|_| f.set_len(text.len() as u64))
             .ctx(format!("writing {}", self.path.display()))
     }
 }

@@ -578,6 +578,9 @@ impl Store {
     ) -> Result<std::fs::File> {
         let deadline = Instant::now() + LOCK_WAIT;
         loop {
+            // Noted before the lock exists: a kill between creating it and noting its inode
+            // leaves a `pending` note, and a lock made after the note is then ours.
+            let _ = guard.set_journal(&format!("{}\tpending\t\n", lock_path.display()));
             match std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
@@ -604,6 +607,7 @@ impl Store {
                         continue;
                     }
                     if Instant::now() >= deadline {
+                        let _ = guard.set_journal("");
                         return Err(lock_in_the_way(
                             lock_path,
                             &format!("another process (a running git?) is writing {name}"),
@@ -793,6 +797,10 @@ fn recover_journal(guard: &super::Lock) {
     if journal.is_empty() {
         return;
     }
+    // When the note was written: a `pending` note's lock is ours if it was made after it.
+    let noted_at = std::fs::metadata(&guard.path)
+        .and_then(|m| m.modified())
+        .ok();
     for line in journal.lines() {
         let mut f = line.split('\t');
         let (Some(path), Some(dev), Some(ino)) = (f.next(), f.next(), f.next()) else {
@@ -800,7 +808,10 @@ fn recover_journal(guard: &super::Lock) {
         };
         let path = Path::new(path);
         if let Ok(m) = std::fs::metadata(path) {
-            if m.dev().to_string() == dev && m.ino().to_string() == ino {
+            let same_file = m.dev().to_string() == dev && m.ino().to_string() == ino;
+            let made_after_note = dev == "pending"
+                && matches!((m.modified(), noted_at), (Ok(made), Some(noted)) if made >= noted);
+            if same_file || made_after_note {
                 let _ = std::fs::remove_file(path);
             }
         }

@@ -654,6 +654,9 @@ fn add_config(store: &Store, key: &str, value: &str) -> Result<()> {
         ],
     )?;
     if !ok {
+        if let Some(e) = store.git_too_old() {
+            return Err(e);
+        }
         return Err(Error::internal(format!(
             "git config --add {key} failed: {}",
             err.trim()

@@ -402,8 +402,15 @@ fn the_gate_first_then_lefthook_and_a_shared_config() {
     proven(&repo, &m);
     // lefthook is configured but its hooks are not installed yet; PATH without lefthook, so
     // the gate only edits the configuration and says what to run.
+    // The git the tests use comes first (Debian's /usr/bin/git may be too old for the git3
+    // profile's repositories).
+    let path = std::env::var("PATH").unwrap_or_default();
+    let git_dir = path
+        .split(':')
+        .find(|d| Path::new(d).join("git").is_file())
+        .unwrap_or("/usr/bin");
     let no_lefthook = format!(
-        "{}:/usr/bin:/bin",
+        "{}:{git_dir}:/usr/bin:/bin",
         bin("git-rails").parent().unwrap().display()
     );
     repo.rails_env(&["hooks", "install"], &[("PATH", &no_lefthook)])
