@@ -1418,23 +1418,9 @@ fn short(id: &str) -> &str {
 }
 
 fn cmd_validate(a: ValidateArgs) -> Result<Outcome> {
-    contract::check_sprint(&a.sprint)?;
     let store = Store::discover()?;
-    let root = store.workdir()?.to_path_buf();
-    let (contract, version, commit, base) = if a.draft {
-        let (_, c) = contract::load_draft(&root, &a.sprint)?;
-        (c, "draft".to_string(), None, None)
-    } else {
-        let f = contract::find(&store, &a.sprint, a.version.as_deref())?;
-        (f.contract, f.version, Some(f.commit), f.base)
-    };
-    let target = validate::Target {
-        sprint: &a.sprint,
-        version,
-        contract: &contract,
-        contract_commit: commit,
-        base,
-    };
+    let chosen = validate::Chosen::of(&store, &a.sprint, a.version.as_deref(), a.draft)?;
+    let target = chosen.target(&a.sprint);
     let json_out = a.json;
     let mut progress = |e: &validate::Entry| {
         let line = validate::entry_line(e);

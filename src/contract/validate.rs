@@ -124,6 +124,48 @@ pub struct Target<'a> {
     pub base: Option<ObjectId>,
 }
 
+/// The contract a validation runs, chosen as every caller chooses it: the draft in the work tree,
+/// or a frozen version (the newest unless one is named).
+pub struct Chosen {
+    pub contract: Contract,
+    pub version: String,
+    pub commit: Option<ObjectId>,
+    pub base: Option<ObjectId>,
+}
+
+impl Chosen {
+    pub fn of(store: &Store, sprint: &str, version: Option<&str>, draft: bool) -> Result<Chosen> {
+        super::check_sprint(sprint)?;
+        if draft {
+            let root = store.workdir()?.to_path_buf();
+            let (_, contract) = super::load_draft(&root, sprint)?;
+            return Ok(Chosen {
+                contract,
+                version: "draft".to_string(),
+                commit: None,
+                base: None,
+            });
+        }
+        let f = super::find(store, sprint, version)?;
+        Ok(Chosen {
+            contract: f.contract,
+            version: f.version,
+            commit: Some(f.commit),
+            base: f.base,
+        })
+    }
+
+    pub fn target<'a>(&'a self, sprint: &'a str) -> Target<'a> {
+        Target {
+            sprint,
+            version: self.version.clone(),
+            contract: &self.contract,
+            contract_commit: self.commit,
+            base: self.base,
+        }
+    }
+}
+
 /// Runs the validation one check at a time, calling `progress` as each result is known.
 pub fn run(store: &Store, target: &Target<'_>, progress: &mut dyn FnMut(&Entry)) -> Result<Report> {
     run_with_jobs(store, target, 1, progress)

@@ -301,23 +301,9 @@ fn contracts(a: ContractsArgs) -> Result<(String, Value)> {
 }
 
 fn validate_tool(a: ValidateArgs) -> Result<(String, Value)> {
-    contract::check_sprint(&a.sprint)?;
     let store = Store::discover()?;
-    let root = store.workdir()?.to_path_buf();
-    let (c, version, commit, base) = if a.draft {
-        let (_, c) = contract::load_draft(&root, &a.sprint)?;
-        (c, "draft".to_string(), None, None)
-    } else {
-        let f = contract::find(&store, &a.sprint, a.version.as_deref())?;
-        (f.contract, f.version, Some(f.commit), f.base)
-    };
-    let target = validate::Target {
-        sprint: &a.sprint,
-        version,
-        contract: &c,
-        contract_commit: commit,
-        base,
-    };
+    let chosen = validate::Chosen::of(&store, &a.sprint, a.version.as_deref(), a.draft)?;
+    let target = chosen.target(&a.sprint);
     let report = validate::run(&store, &target, &mut |_| {})?;
     if let (false, Some(head)) = (a.no_note, store.head_commit()?) {
         store.note_append(
