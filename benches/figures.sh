@@ -18,7 +18,9 @@
 # TRANSITIONS (1000), ROUNDS (200), FINDINGS (20), FILES (5000), RECORD_FINDINGS (1000),
 # GROWTH (1: measure growth too; 0: skip), GROWTH_SIZES ("10 100 1000"),
 # GROWTH_COMMITS ("1000 10000 50000"), CALLGRIND (1: count instructions; 0: skip),
-# REFTABLE (1: the reftable figures too; 0: skip),
+# REFTABLE (1: the reftable figures too; 0: skip), HOOK_MANAGERS (1: our hooks beside the no-op
+# hooks of pre-commit, lefthook and husky, installed pinned into HOOK_MANAGERS_DIR, default
+# .ci/hook-managers; needs python3 and npm; 0: skip),
 # KEEP (1: keep the fixture folder and print where it is).
 #
 # Needs hyperfine, valgrind (for CALLGRIND=1), jq, python3 and GNU time (/usr/bin/time).
@@ -33,7 +35,7 @@ done
 RUNS=${RUNS:-100} COMMITS=${COMMITS:-10000} TRANSITIONS=${TRANSITIONS:-1000}
 ROUNDS=${ROUNDS:-200} FINDINGS=${FINDINGS:-20} FILES=${FILES:-5000}
 RECORD_FINDINGS=${RECORD_FINDINGS:-1000} GROWTH=${GROWTH:-1} CALLGRIND=${CALLGRIND:-1}
-BIG_RUNS=${BIG_RUNS:-20} REFTABLE=${REFTABLE:-1}
+BIG_RUNS=${BIG_RUNS:-20} REFTABLE=${REFTABLE:-1} HOOK_MANAGERS=${HOOK_MANAGERS:-1}
 GROWTH_SIZES=${GROWTH_SIZES:-"10 100 1000"} GROWTH_COMMITS=${GROWTH_COMMITS:-"1000 10000 50000"}
 if [ "$CALLGRIND" = 1 ] && ! command -v valgrind >/dev/null; then
   echo "bench: valgrind not found; instruction counts skipped (CALLGRIND=0)" >&2
@@ -188,7 +190,11 @@ git update-ref -d refs/spar/series/D 2>/dev/null || true
 SH
 git checkout -q main
 head=$(git rev-parse HEAD)
+# Two pushes of main: the common one updates a branch the remote has (10 new commits to read),
+# the worst one creates it on a remote nothing is known of (every commit is new: the hook reads
+# at most 1,000 of them for `Rails-Sprint:` trailers).
 printf 'refs/heads/main %s refs/heads/main %s\n' "$head" "$(printf '0%.0s' $(seq 40))" > "$work/push.in"
+printf 'refs/heads/main %s refs/heads/main %s\n' "$head" "$(git rev-parse HEAD~10)" > "$work/push-update.in"
 
 # The same sprint in a Git 3.0 repository: SHA-256 objects, refs in reftable.
 repo3="$work/repo3"
@@ -202,7 +208,7 @@ if [ "$REFTABLE" = 1 ]; then
     git rails contract bind B >/dev/null
     git rails hooks install >/dev/null
     git rails gate >/dev/null || { echo "bench: the reftable fixture's gate does not pass" >&2; exit 1; }
-    printf 'refs/heads/main %s refs/heads/main %s\n' "$(git rev-parse HEAD)" "$(printf '0%.0s' $(seq 64))" > "$work/push3.in"
+    printf 'refs/heads/main %s refs/heads/main %s\n' "$(git rev-parse HEAD)" "$(git rev-parse HEAD~10)" > "$work/push3.in"
   )
 fi
 
@@ -259,8 +265,11 @@ figure "git rails gate (passing, $TRANSITIONS transitions)" "git-rails gate" \
   "git rev-parse HEAD" "git rev-parse HEAD" 2 "git-rails gate" /dev/null
 # hyperfine runs each command through a shell and subtracts the shell's own start; the hook
 # script then runs in its own /bin/sh, as when git runs it.
-figure "installed pre-push hook (passing)" ".git/hooks/pre-push origin url < $work/push.in" \
-  "git rev-parse HEAD" "git rev-parse HEAD" 2 "git-rails hook pre-push origin url" "$work/push.in"
+figure "installed pre-push hook, main updated by 10 commits (passing)" ".git/hooks/pre-push origin url < $work/push-update.in" \
+  "git rev-parse HEAD" "git rev-parse HEAD" 2 "git-rails hook pre-push origin url" "$work/push-update.in"
+# The worst case reads 1,000 commit messages; its anchor is git reading the same messages.
+figure "installed pre-push hook, main new on an empty remote (reads 1,000 commits)" ".git/hooks/pre-push origin url < $work/push.in" \
+  "git log -1000 --format=%B" "git log -1000 --format=%B" 2 "git-rails hook pre-push origin url" "$work/push.in"
 figure "git spar gate over $ROUNDS rounds ($FINDINGS findings each)" "git-spar gate $(round_list S "$ROUNDS")" \
   "git log --oneline -1 refs/spar/series/S" "git log --oneline -1 refs/spar/series/S" 3 \
   "git-spar gate $(round_list S "$ROUNDS")" /dev/null
@@ -285,7 +294,7 @@ if [ "$REFTABLE" = 1 ]; then
   cd "$repo3"
   figure "git rails gate, reftable + SHA-256 (passing, $TRANSITIONS transitions)" "git-rails gate" \
     "git rev-parse HEAD (reftable)" "git rev-parse HEAD" 3 "git-rails gate" /dev/null
-  figure "installed pre-push hook, reftable + SHA-256 (passing)" ".git/hooks/pre-push origin url < $work/push3.in" \
+  figure "installed pre-push hook, reftable + SHA-256, main updated by 10 commits (passing)" ".git/hooks/pre-push origin url < $work/push3.in" \
     "git rev-parse HEAD (reftable)" "git rev-parse HEAD" 3 "git-rails hook pre-push origin url" "$work/push3.in"
   cd "$repo"
 fi
@@ -294,6 +303,88 @@ echo
 echo "## Figures ($(date -u +%FT%TZ), $(nproc) cores, $RUNS runs each)"
 echo
 cat "$table"
+
+# ---- beside the hook managers -------------------------------------------------------------
+# Our installed pre-push and commit-msg hooks next to a plain `sh` hook and the no-op hooks of
+# pre-commit, lefthook and husky (pinned in scripts/hook-managers.sh, installed from PyPI and
+# npm), each in a clone of the fixture that shares its objects, run as git runs a hook.
+
+hook_figure() { # $1 = folder, $2 = hook command (shell), $3 = prepare command or ''
+  local args=(--warmup 3 --runs "$RUNS" -i --export-json "$work/m.json")
+  [ -n "$3" ] && args+=(--prepare "$3")
+  (cd "$1" && PATH="$mpath" hyperfine "${args[@]}" "$2" >/dev/null 2>&1)
+  local ms ins
+  ms=$(jq '.results[0].mean * 1000' "$work/m.json")
+  printf '%s\n' "$3" > "$work/prep.sh"
+  ins=$(cd "$1" && PATH="$mpath" instructions "$2")
+  : > "$work/prep.sh"
+  echo "$ms $ins"
+}
+
+if [ "$HOOK_MANAGERS" = 1 ]; then
+  hm=${HOOK_MANAGERS_DIR:-$here/.ci/hook-managers}
+  log "hook managers: $(bash "$here/scripts/hook-managers.sh" "$hm")"
+  mpath="$hm/venv/bin:$hm/node_modules/.bin:$PATH"
+  printf 'a change\n' > "$work/msg.orig"
+  manager_repo() { # $1 = name; prints the clone's folder
+    local r="$work/hm-$1"
+    git clone -q --shared "$repo" "$r"
+    git -C "$r" checkout -q main
+    echo "$r"
+  }
+  r_sh=$(manager_repo sh)
+  for h in pre-push commit-msg; do
+    printf '#!/bin/sh\nexit 0\n' > "$r_sh/.git/hooks/$h" && chmod +x "$r_sh/.git/hooks/$h"
+  done
+  r_pc=$(manager_repo pre-commit)
+  cat > "$r_pc/.pre-commit-config.yaml" <<'YAML'
+repos:
+  - repo: local
+    hooks:
+      - id: noop
+        name: no-op
+        entry: "true"
+        language: system
+        always_run: true
+        pass_filenames: false
+        stages: [pre-push, commit-msg]
+YAML
+  r_lh=$(manager_repo lefthook)
+  printf 'pre-push:\n  commands:\n    noop:\n      run: "true"\ncommit-msg:\n  commands:\n    noop:\n      run: "true"\n' > "$r_lh/lefthook.yml"
+  r_hu=$(manager_repo husky)
+  mkdir -p "$r_hu/.husky" && echo true > "$r_hu/.husky/pre-push" && echo true > "$r_hu/.husky/commit-msg"
+  for r in "$r_pc" "$r_lh" "$r_hu"; do git -C "$r" add -A && git -C "$r" commit -q -m "hook manager configuration"; done
+  (cd "$r_pc" && PATH="$mpath" pre-commit install -t pre-push -t commit-msg >/dev/null)
+  (cd "$r_lh" && PATH="$mpath" lefthook install >/dev/null)
+  (cd "$r_hu" && PATH="$mpath" husky >/dev/null)
+  mtable="$work/managers.md"
+  printf '| hook | pre-push (ms) | ours ÷ it | instructions | commit-msg (ms) | ours ÷ it | instructions |\n|:---|---:|---:|---:|---:|---:|---:|\n' > "$mtable"
+  reset_msg="cp $work/msg.orig $work/msg"
+  read -r our_pp our_ppi < <(hook_figure "$repo" ".git/hooks/pre-push origin url < $work/push-update.in" '')
+  read -r our_cm our_cmi < <(hook_figure "$repo" ".git/hooks/commit-msg $work/msg" "$reset_msg")
+  for m in "sh:$r_sh" "pre-commit:$r_pc" "lefthook:$r_lh" "husky:$r_hu" "ours (git rails):$repo"; do
+    name=${m%%:*} r=${m#*:}
+    if [ "$r" = "$repo" ]; then
+      pp=$our_pp ppi=$our_ppi cm=$our_cm cmi=$our_cmi
+    else
+      pp_hook=$(cd "$r" && git rev-parse --path-format=absolute --git-path hooks/pre-push)
+      cm_hook=$(cd "$r" && git rev-parse --path-format=absolute --git-path hooks/commit-msg)
+      read -r pp ppi < <(hook_figure "$r" "$pp_hook origin url < $work/push-update.in" '')
+      read -r cm cmi < <(hook_figure "$r" "$cm_hook $work/msg" "$reset_msg")
+    fi
+    python3 - "$name" "$pp" "$ppi" "$cm" "$cmi" "$our_pp" "$our_cm" >> "$mtable" <<'PY'
+import sys
+name, pp, ppi, cm, cmi, opp, ocm = sys.argv[1:]
+pp, cm, opp, ocm = float(pp), float(cm), float(opp), float(ocm)
+print(f"| {name} | {pp:.1f} | {opp / pp:.2f} | {ppi} | {cm:.1f} | {ocm / cm:.2f} | {cmi} |")
+PY
+    log "measured hooks: $name"
+  done
+  echo
+  echo "## Beside the hook managers (their hooks do nothing; ours gates the fixture's sprint)"
+  echo
+  cat "$mtable"
+fi
 
 # ---- growth ------------------------------------------------------------------------------
 
