@@ -1024,7 +1024,7 @@ fn cmd_status(a: StatusArgs) -> Result<Outcome> {
     let store = Store::discover()?;
     let sprint = resolve_sprint(&store, a.sprint)?;
     let head = store.head_commit()?;
-    let report = gate::evaluate(&store, &sprint, head)?;
+    let report = crate::evidence::kept::evaluate(&store, &sprint, head)?;
     if a.json {
         super::print_json(&report)?;
     } else {
@@ -1082,7 +1082,8 @@ fn cmd_gate(a: GateArgs) -> Result<Outcome> {
             )
         })?,
     };
-    let report = gate::evaluate(&store, &sprint, Some(commit)).map_err(|e| e.context(could_not))?;
+    let report = crate::evidence::kept::evaluate(&store, &sprint, Some(commit))
+        .map_err(|e| e.context(could_not))?;
     if format == "markdown" {
         out!("{}", crate::report::rails::markdown(&report));
     } else if format == "json" {

@@ -177,6 +177,31 @@ pub fn derive(store: &Store, sprint: &str) -> Result<Derived> {
     })
 }
 
+/// What `doctor` says of the replay kept for `sprint`: `Some(reason)` when one is kept for the
+/// chain's current tip and disagrees with `fresh`, the uncached replay of that tip (a file
+/// written by hand: every command that reads the cache would believe it).
+pub fn cache_disagrees(store: &Store, sprint: &str, fresh: &Derived) -> Option<String> {
+    let c = read_cache(store, sprint)?;
+    let tip = fresh.tip?;
+    if ObjectId::from_hex(c.tip.as_bytes()).ok() != Some(tip) {
+        return None; // kept for an older tip: only the commits after it are replayed on it
+    }
+    let same = fresh.problem.is_none()
+        && serde_json::to_value(&c.state).ok() == serde_json::to_value(&fresh.state).ok();
+    (!same).then(|| {
+        format!(
+            "the replay kept for {sprint} ({}) disagrees with the chain at {}: the file was not written by a replay",
+            cache_path(store, sprint).display(),
+            short(&tip.to_string())
+        )
+    })
+}
+
+/// Where the replay of `sprint` is kept.
+pub fn cache_file(store: &Store, sprint: &str) -> PathBuf {
+    cache_path(store, sprint)
+}
+
 /// Replays the chain ending at `tip` without reading or writing the cache (verify, doctor,
 /// and a pushed chain in pre-receive judge from the objects alone).
 pub fn derive_uncached(store: &Store, sprint: &str, tip: ObjectId) -> Result<Derived> {

@@ -1,7 +1,7 @@
 //! The verdict, recomputed from git objects alone: the newest frozen contract, the evidence
 //! chain, and the tree of the commit judged. `status` shows it; `gate` exits on it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::chain::{self, Problem};
 use super::{next_command, spec_changed, CriterionStatus, Proof};
@@ -11,8 +11,12 @@ use crate::store::{ObjectId, Store};
 
 pub const SCHEMA: &str = "rails-status/v1";
 
+fn schema() -> &'static str {
+    SCHEMA
+}
+
 /// One step still missing, with the command that takes it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Step {
     pub criterion: String,
@@ -21,7 +25,7 @@ pub struct Step {
 }
 
 /// One criterion as the gate sees it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CriterionReport {
     pub id: String,
@@ -45,9 +49,10 @@ pub struct CriterionReport {
 }
 
 /// The `rails-status/v1` document (the gate's too).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
+    #[serde(skip_deserializing, default = "schema")]
     pub schema: &'static str,
     pub sprint: String,
     pub version: String,
@@ -65,14 +70,14 @@ pub struct Report {
     pub agent_turns_ended: Vec<crate::hooks::agent::EndedTurn>,
     /// The first commit of the evidence chain that does not replay (the criteria are then as
     /// the commits before it replay, and the sprint is not done).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
     pub chain_problem: Option<Problem>,
     /// Blocking criteria of earlier versions that a later one dropped on purpose, with why.
     pub dropped: Vec<DroppedReport>,
 }
 
 /// A criterion dropped by a version (`freeze --bump --drop <id> --reason …`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DroppedReport {
     pub id: String,

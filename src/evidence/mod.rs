@@ -7,6 +7,7 @@
 
 pub mod chain;
 pub mod gate;
+pub mod kept;
 pub mod verify;
 
 use std::collections::BTreeMap;

@@ -78,7 +78,7 @@ pub fn forget(store: &Store, id: &str) -> Result<()> {
 }
 
 /// One turn an agent ended with its sprint unproven.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EndedTurn {
     pub message: String,

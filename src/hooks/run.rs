@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 use crate::contract;
 use crate::error::{Error, Result};
-use crate::evidence::gate;
+use crate::evidence::{gate, kept};
 use crate::store::{ObjectId, Store};
 
 /// What a hook says and how it ends.
@@ -245,6 +245,14 @@ impl Policy {
 /// reachable from `stop`) must be done at `tip`; with requireSprint, naming none is refused.
 /// `label` names the update for the user ("push of refs/heads/tmp" when it differs from
 /// `target`, else the whole phrase). Returns whether it blocked.
+/// Where a verdict comes from: what this machine kept for the same records and tree (the
+/// client's hooks), or computed afresh (the server, which trusts no client's files).
+#[derive(Clone, Copy)]
+enum Judge {
+    Kept,
+    Fresh,
+}
+
 fn judge_update(
     store: &Store,
     policy: &Policy,
@@ -252,6 +260,7 @@ fn judge_update(
     target: &str,
     tip: ObjectId,
     stop: &HashSet<ObjectId>,
+    judge: Judge,
     out: &mut HookResult,
 ) -> Result<bool> {
     let sprints = trailer_sprints(store, tip, stop)?;
@@ -278,7 +287,12 @@ fn judge_update(
     for sprint in &sprints {
         contract::check_sprint(sprint)
             .map_err(|e| e.context(format!("a Rails-Sprint trailer in {label}")))?;
-        let report = gate::evaluate(store, sprint, Some(tip)).map_err(|e| {
+        // The client may read what it kept; the server judges every push afresh.
+        let report = match judge {
+            Judge::Kept => kept::evaluate(store, sprint, Some(tip)),
+            Judge::Fresh => gate::evaluate(store, sprint, Some(tip)),
+        }
+        .map_err(|e| {
             e.context(format!(
                 "the verification gate could not run for {sprint} on {label}; completion remains blocked (skip on purpose with RAILS_SKIP=1)"
             ))
@@ -378,7 +392,16 @@ pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> 
         } else {
             l.local_ref.clone()
         };
-        if judge_update(store, &policy, &label, &l.remote_ref, tip, &stop, &mut out)? {
+        if judge_update(
+            store,
+            &policy,
+            &label,
+            &l.remote_ref,
+            tip,
+            &stop,
+            Judge::Kept,
+            &mut out,
+        )? {
             blocked = true;
         }
     }
@@ -523,7 +546,7 @@ pub fn commit_msg(store: &Store, message_file: &Path) -> Result<HookResult> {
         let tree = store.index_tree()?;
         for sprint in done {
             contract::check_sprint(&sprint).map_err(|e| e.context("commit-msg: Rails-Done"))?;
-            let report = gate::evaluate_tree(store, &sprint, Some("the index".into()), Some(tree))
+            let report = kept::evaluate_tree(store, &sprint, Some("the index".into()), Some(tree))
                 .map_err(|e| {
                     e.context(format!(
                         "the verification gate could not run for {sprint}; completion remains blocked"
@@ -670,6 +693,7 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
                 name,
                 tip,
                 &stop,
+                Judge::Fresh,
                 &mut lines,
             )? {
                 out.code = 1;
@@ -757,6 +781,8 @@ pub fn agent_stop(store: &Store, event: &str) -> Result<HookResult> {
     };
     let mut sprint = kept.as_ref().map(|k| k.sprint.clone());
     // A kept sprint that is done now releases the session; the branch's sprint is next.
+    // The agent asks here, so its verdict is computed, never read from a kept report it
+    // could have written itself (evidence::kept).
     if let (Some(id), Some(s)) = (session, sprint.as_deref()) {
         if gate::evaluate(store, s, head).is_ok_and(|r| r.done) {
             agent::forget(store, id)?;

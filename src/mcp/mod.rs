@@ -360,7 +360,7 @@ fn evidence_tool(a: EvidenceArgs) -> Result<(String, Value)> {
 fn status_tool(a: SprintArgs) -> Result<(String, Value)> {
     let store = Store::discover()?;
     let sprint = resolve_sprint(&store, a.sprint)?;
-    let report = gate::evaluate(&store, &sprint, store.head_commit()?)?;
+    let report = crate::evidence::kept::evaluate(&store, &sprint, store.head_commit()?)?;
     let text = format!(
         "{}{}",
         gate::render_status(&report).trim_end(),
@@ -382,7 +382,8 @@ fn gate_tool(a: GateArgs) -> Result<(String, Value)> {
                 .hint("commit the work (`git add` and `git commit`), then call gate again")
         })?,
     };
-    let report = gate::evaluate(&store, &sprint, Some(commit)).map_err(|e| e.context(could_not))?;
+    let report = crate::evidence::kept::evaluate(&store, &sprint, Some(commit))
+        .map_err(|e| e.context(could_not))?;
     let text = if report.done {
         format!(
             "gate passed: {} {} is done at {}",

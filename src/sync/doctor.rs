@@ -14,7 +14,8 @@ pub const SCHEMA: &str = "rails-doctor/v1";
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
     /// `unreachable-commit`, `missing-commit`, `stale-lock` (a lock file left in the
-    /// repository), `diverged`, `hook`.
+    /// repository), `diverged`, `evidence-chain`, `untracked-content`, `kept-replay`, `kept-report`,
+    /// `hook`.
     pub kind: String,
     pub what: String,
     pub fix: String,
@@ -256,6 +257,16 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
     // 4. Evidence chains that do not replay, and records that carry files no commit holds.
     for (sprint, tip) in store.refs_under(refs::EVIDENCE)? {
         let derived = crate::evidence::chain::derive_uncached(store, &sprint, tip)?;
+        if let Some(what) = crate::evidence::chain::cache_disagrees(store, &sprint, &derived) {
+            findings.push(Finding {
+                kind: "kept-replay".into(),
+                what,
+                fix: format!(
+                    "rm {} (the next command replays the chain again)",
+                    crate::evidence::chain::cache_file(store, &sprint).display()
+                ),
+            });
+        }
         if let Some(p) = &derived.problem {
             findings.push(Finding {
                 kind: "evidence-chain".into(),
@@ -284,7 +295,22 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
         }
     }
 
-    // 5. Hook scripts missing, not executable, outdated or shadowed.
+    // 5. Gate reports kept for the current records that a fresh verdict contradicts (a
+    //    file under rails/cache/gate written by hand: the local gate would believe it).
+    for (sprint, _) in store.refs_under(refs::CONTRACTS)? {
+        if let Some(what) = crate::evidence::kept::check(store, &sprint)? {
+            findings.push(Finding {
+                kind: "kept-report".into(),
+                what,
+                fix: format!(
+                    "rm {} (the next gate computes it again)",
+                    crate::evidence::kept::path(store, &sprint).display()
+                ),
+            });
+        }
+    }
+
+    // 6. Hook scripts missing, not executable, outdated or shadowed.
     for p in crate::hooks::status(store).problems {
         findings.push(Finding {
             kind: "hook".into(),

@@ -984,3 +984,129 @@ fn a_transition_that_also_rewrites_an_earlier_record_does_not_replay() {
         .code(2)
         .stdout_has("it also changes cycles/c1/1/red.json, which is not this transition's record");
 }
+
+// ---------------------------------------------------------------------------------------------
+// the kept verdict
+
+fn kept_file(repo: &TestRepo) -> std::path::PathBuf {
+    repo.path().join(".git/rails/cache/gate/S.json")
+}
+
+#[test]
+fn the_kept_verdict_is_read_only_for_the_same_records_and_tree() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    prove(&repo, "c1", "feature.txt");
+    repo.commit_all("feature");
+    repo.rails(&["gate", "S"]).ok();
+    let kept: Value = serde_json::from_slice(&std::fs::read(kept_file(&repo)).unwrap()).unwrap();
+    assert_eq!(kept["report"]["done"], true, "{kept}");
+    assert_eq!(
+        kept["key"]["tree"],
+        repo.git(&["rev-parse", "HEAD^{tree}"]).trim(),
+        "{kept}"
+    );
+    // The same ask again reads it and says the same.
+    let again = repo.rails(&["gate", "S"]);
+    again.ok();
+    assert!(again.stdout.contains("gate passed"), "{again}");
+
+    // A new tree misses the key: the change is judged, not the kept verdict.
+    repo.write("feature.txt", "changed\n");
+    repo.commit_all("change");
+    let stale = repo.rails(&["gate", "S"]);
+    assert_eq!(stale.code, 2, "{stale}");
+    assert!(stale.stdout.contains("is stale"), "{stale}");
+    // A new record misses it too.
+    accept(&repo, "recheck", "c1", &[]);
+    let rechecked = repo.rails(&["gate", "S"]);
+    assert_eq!(rechecked.code, 0, "{rechecked}");
+    // And a report kept by another build of the tool is never read.
+    let mut other: Value =
+        serde_json::from_slice(&std::fs::read(kept_file(&repo)).unwrap()).unwrap();
+    other["key"]["build"] = json!("0.0.0/1/1");
+    other["report"]["done"] = json!(false);
+    std::fs::write(kept_file(&repo), other.to_string()).unwrap();
+    repo.rails(&["gate", "S"]).ok();
+}
+
+#[test]
+fn a_hand_written_kept_verdict_is_caught_by_doctor_verify_and_the_agent_hook() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    repo.write("feature.txt", "done\n");
+    repo.commit_all("unproven work");
+    assert_eq!(repo.rails(&["gate", "S"]).code, 2);
+    // The cheapest forgery: flip the kept verdict to done.
+    let mut kept: Value =
+        serde_json::from_slice(&std::fs::read(kept_file(&repo)).unwrap()).unwrap();
+    kept["report"]["done"] = json!(true);
+    kept["report"]["missing"] = json!([]);
+    std::fs::write(kept_file(&repo), kept.to_string()).unwrap();
+
+    let doctor = repo.rails(&["doctor", "--json"]);
+    assert_eq!(doctor.code, 1, "{doctor}");
+    let findings = doctor.json()["findings"].clone();
+    let f = findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "kept-report")
+        .unwrap_or_else(|| panic!("no kept-report finding: {doctor}"));
+    assert!(
+        f["what"]
+            .as_str()
+            .unwrap()
+            .contains("says done but its records say not done"),
+        "{doctor}"
+    );
+    // CI's check never reads it.
+    let verify = repo.rails(&["verify", "S"]);
+    assert_ne!(verify.code, 0, "{verify}");
+    // Nor does the agent's Stop hook: the agent could have written the file.
+    repo.git(&["config", "branch.main.railsSprint", "S"]);
+    let stop = {
+        use std::io::Write;
+        let mut child = repo
+            .command("git-rails")
+            .args(["hook", "agent-stop"])
+            .current_dir(repo.path())
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(br#"{"session_id":"s1","hook_event_name":"Stop","stop_hook_active":false}"#)
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    assert_eq!(
+        stop.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&stop.stderr)
+    );
+}
+
+#[test]
+fn a_hand_written_kept_replay_is_caught_by_doctor() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    accept(&repo, "red", "c1", &[]);
+    repo.rails(&["status", "S"]).ok(); // a reader replays the chain and keeps the replay
+    let path = repo.path().join(".git/rails/cache/evidence/S.json");
+    let mut kept: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    kept["state"]["criteria"]["c1"]["status"] = json!("surfaced");
+    std::fs::write(&path, kept.to_string()).unwrap();
+    let doctor = repo.rails(&["doctor", "--json"]);
+    assert_eq!(doctor.code, 1, "{doctor}");
+    assert!(
+        doctor.json()["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["kind"] == "kept-replay"),
+        "{doctor}"
+    );
+}
