@@ -241,10 +241,6 @@ impl Policy {
     }
 }
 
-/// Judges one update of `target` to `tip`: every sprint the new commits name (those not
-/// reachable from `stop`) must be done at `tip`; with requireSprint, naming none is refused.
-/// `label` names the update for the user ("push of refs/heads/tmp" when it differs from
-/// `target`, else the whole phrase). Returns whether it blocked.
 /// Where a verdict comes from: what this machine kept for the same records and tree (the
 /// client's hooks), or computed afresh (the server, which trusts no client's files).
 #[derive(Clone, Copy)]
@@ -253,13 +249,16 @@ enum Judge {
     Fresh,
 }
 
+/// Judges one update of `target` to `tip`: every sprint the new commits name (those not
+/// reachable from `stop`) must be done at `tip`; with requireSprint, naming none is refused.
+/// `label` names the update for the user ("push of refs/heads/tmp" when it differs from
+/// `target`, else the whole phrase). Returns whether it blocked.
 fn judge_update(
     store: &Store,
     policy: &Policy,
     label: &str,
     target: &str,
-    tip: ObjectId,
-    stop: &HashSet<ObjectId>,
+    (tip, stop): (ObjectId, &HashSet<ObjectId>),
     judge: Judge,
     out: &mut HookResult,
 ) -> Result<bool> {
@@ -397,8 +396,7 @@ pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> 
             &policy,
             &label,
             &l.remote_ref,
-            tip,
-            &stop,
+            (tip, &stop),
             Judge::Kept,
             &mut out,
         )? {
@@ -691,8 +689,7 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
                 &policy,
                 &format!("update of {name}"),
                 name,
-                tip,
-                &stop,
+                (tip, &stop),
                 Judge::Fresh,
                 &mut lines,
             )? {
