@@ -115,6 +115,10 @@ pub struct McpArgs {
     /// Work from this repository instead of the current directory's
     #[arg(long, value_name = "PATH")]
     pub repo: Option<PathBuf>,
+    /// Also append each tool call's log line (tool, arguments, ok or refused and the first
+    /// line of the answer) to this file; the lines always go to stderr
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -631,7 +635,7 @@ pub fn run(cli: RailsCli) -> Result<Outcome> {
         }
         RailsCommand::Trust(a) => cmd_trust(a),
         RailsCommand::Mcp(a) => {
-            crate::mcp::serve(a.repo.as_deref())?;
+            crate::mcp::serve(a.repo.as_deref(), a.log.as_deref())?;
             Ok(Outcome::Ok)
         }
     }

@@ -321,6 +321,15 @@ impl TestRepo {
         cmd
     }
 
+    /// Another program (a real agent CLI) in the repository with the hermetic environment of
+    /// every test, started from an otherwise empty environment; the caller adds the rest.
+    pub fn command_clean(&self, program: &Path) -> std::process::Command {
+        let mut cmd = std::process::Command::new(program);
+        cmd.env_clear();
+        self.env(&mut cmd);
+        cmd
+    }
+
     /// Runs another program (a hook manager) in the repository with the hermetic environment.
     pub fn tool(&self, program: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
         let mut cmd = std::process::Command::new(program);

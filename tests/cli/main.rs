@@ -23,6 +23,7 @@ mod mcp;
 mod model_server;
 mod pipeline;
 mod real_cli;
+mod real_mcp;
 mod real_spar;
 mod spar_presets;
 mod spar_report;
