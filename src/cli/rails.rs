@@ -103,6 +103,10 @@ pub enum RailsCommand {
     /// next tool call. Claude Code: `.mcp.json` {"mcpServers": {"rails": {"command": "git",
     /// "args": ["rails", "mcp"]}}}; Codex: `[mcp_servers.rails]` in config.toml.
     Mcp(McpArgs),
+    /// Set up (or remove) Claude Code or Codex for rails: the MCP server and hooks in the
+    /// agent's configuration files
+    #[command(subcommand)]
+    Agent(super::agent::AgentCommand),
     /// Print a shell completion script (bash, zsh or fish); `scripts/install.sh` installs them
     Completions(CompletionsArgs),
     /// Answer one completion request: the candidates for the last word, one per line
@@ -634,6 +638,7 @@ pub fn run(cli: RailsCli) -> Result<Outcome> {
             Ok(Outcome::Ok)
         }
         RailsCommand::Trust(a) => cmd_trust(a),
+        RailsCommand::Agent(c) => super::agent::run(c),
         RailsCommand::Mcp(a) => {
             crate::mcp::serve(a.repo.as_deref(), a.log.as_deref())?;
             Ok(Outcome::Ok)

@@ -36,6 +36,11 @@ impl Run {
         Run::from(cmd.output().unwrap())
     }
 
+    /// Waits for a spawned child (its pipes taken by the caller or piped) to end.
+    pub fn of_child(child: std::process::Child) -> Run {
+        Run::from(child.wait_with_output().unwrap())
+    }
+
     fn from(out: Output) -> Run {
         Run {
             code: out.status.code().unwrap_or(-1),

@@ -4,6 +4,7 @@
 
 mod harness;
 
+mod agent;
 mod contract_checks;
 mod contract_freeze;
 mod contract_generate;
