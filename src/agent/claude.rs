@@ -1,9 +1,14 @@
 //! Claude Code: the rails MCP server in `.mcp.json` (user scope: `~/.claude.json`, the file
 //! `claude mcp add --scope user` writes), and in `.claude/settings.json` (user scope:
 //! `~/.claude/settings.json`) the Stop hook that keeps the agent from ending its turn on an
-//! unproven sprint, a PreToolUse hook on Bash that stops the cheap ways around the hooks, and
-//! the permission that lets the rails tools run without a prompt. `$CLAUDE_CONFIG_DIR`, when
-//! set, holds both user files instead, as it does for Claude Code.
+//! unproven sprint and a PreToolUse hook on Bash that stops the cheap ways around the hooks.
+//! The permission that lets the rails tools run without a prompt goes where Claude Code honours
+//! it: Claude Code 2.1.332 ignores an allow rule for a project's MCP tools in the shared
+//! `.claude/settings.json` (observed: "Claude requested permissions to use
+//! mcp__rails__evidence, but you haven't granted it yet") and honours it in the personal
+//! `.claude/settings.local.json`, so the project's rule is written there; at user scope it is
+//! in `~/.claude/settings.json`. `$CLAUDE_CONFIG_DIR`, when set, holds the user files instead,
+//! as it does for Claude Code.
 //!
 //! JSON keeps its key order (serde_json's `preserve_order`), so a merged file differs from the
 //! original only where rails adds or removes something (and in indentation, which is rewritten
@@ -36,7 +41,10 @@ fn is_ours(v: &Value) -> bool {
 
 struct Files {
     mcp: PathBuf,
+    /// The hooks.
     settings: PathBuf,
+    /// The permission (the same file as `settings` at user scope).
+    permissions: PathBuf,
 }
 
 fn files(scope: &Scope) -> Files {
@@ -44,17 +52,22 @@ fn files(scope: &Scope) -> Files {
         Scope::Project(root) => Files {
             mcp: root.join(".mcp.json"),
             settings: root.join(".claude").join("settings.json"),
+            permissions: root.join(".claude").join("settings.local.json"),
         },
-        Scope::User(u) => match &u.claude_config_dir {
-            Some(dir) => Files {
-                mcp: dir.join(".claude.json"),
-                settings: dir.join("settings.json"),
-            },
-            None => Files {
-                mcp: u.home.join(".claude.json"),
-                settings: u.home.join(".claude").join("settings.json"),
-            },
-        },
+        Scope::User(u) => {
+            let settings = match &u.claude_config_dir {
+                Some(dir) => dir.join("settings.json"),
+                None => u.home.join(".claude").join("settings.json"),
+            };
+            Files {
+                mcp: match &u.claude_config_dir {
+                    Some(dir) => dir.join(".claude.json"),
+                    None => u.home.join(".claude.json"),
+                },
+                permissions: settings.clone(),
+                settings,
+            }
+        }
     }
 }
 
@@ -66,14 +79,32 @@ pub(super) fn plan(scope: &Scope, setup: bool, plan: &mut Plan) -> Result<()> {
     let settings_before = read(&f.settings)?;
     let mut mcp = parse(&f.mcp, mcp_before.as_deref())?;
     let mut settings = parse(&f.settings, settings_before.as_deref())?;
+    let split = f.permissions != f.settings;
+    let (perms_before, mut perms) = if split {
+        let before = read(&f.permissions)?;
+        let doc = parse(&f.permissions, before.as_deref())?;
+        (before, doc)
+    } else {
+        (None, Map::new())
+    };
 
     let mcp_edits = edit_servers(&mut mcp, setup, &f.mcp, plan)?;
-    let settings_edits = edit_settings(&mut settings, setup, &f.settings)?;
+    let mut settings_edits = edit_hooks(&mut settings, setup, &f.settings)?;
+    let perms_edits = if split {
+        edit_permission(&mut perms, setup, &f.permissions)?
+    } else {
+        settings_edits.extend(edit_permission(&mut settings, setup, &f.settings)?);
+        Vec::new()
+    };
 
-    for (path, before, doc, edits) in [
+    let mut files = vec![
         (f.mcp, mcp_before, mcp, mcp_edits),
         (f.settings, settings_before, settings, settings_edits),
-    ] {
+    ];
+    if split {
+        files.push((f.permissions, perms_before, perms, perms_edits));
+    }
+    for (path, before, doc, edits) in files {
         let after = if edits.is_empty() {
             before.clone()
         } else if !setup && doc.is_empty() {
@@ -89,6 +120,11 @@ pub(super) fn plan(scope: &Scope, setup: bool, plan: &mut Plan) -> Result<()> {
                 "Claude Code asks each person once to approve a project's .mcp.json server: \
                  answer its prompt when `claude` starts here (`claude mcp list` shows \
                  \"rails\" pending until then); `claude -p` uses it without asking"
+                    .to_string(),
+            );
+            plan.notes.push(
+                "the permission for the rails tools is in .claude/settings.local.json, your own \
+                 file (Claude Code ignores it in the shared settings.json); keep it out of commits"
                     .to_string(),
             );
         }
@@ -253,7 +289,7 @@ fn has_command(group: &Value, command: &str) -> bool {
         .is_some_and(|hs| hs.iter().any(|h| h["command"] == command))
 }
 
-fn edit_settings(
+fn edit_hooks(
     doc: &mut Map<String, Value>,
     setup: bool,
     path: &std::path::Path,
@@ -275,12 +311,6 @@ fn edit_settings(
                 groups.push(Value::Object(group));
                 edits.push(format!("add {what}: {command}"));
             }
-        }
-        let perms = object(doc, "permissions", path)?;
-        let allow = array(perms, "allow", path, "permissions.allow")?;
-        if !allow.iter().any(|a| a == ALLOW) {
-            allow.push(json!(ALLOW));
-            edits.push(format!("allow the rails tools without a prompt ({ALLOW})"));
         }
         return Ok(edits);
     }
@@ -312,6 +342,24 @@ fn edit_settings(
         if hooks.is_empty() {
             doc.remove("hooks");
         }
+    }
+    Ok(edits)
+}
+
+fn edit_permission(
+    doc: &mut Map<String, Value>,
+    setup: bool,
+    path: &std::path::Path,
+) -> Result<Vec<String>> {
+    let mut edits = Vec::new();
+    if setup {
+        let perms = object(doc, "permissions", path)?;
+        let allow = array(perms, "allow", path, "permissions.allow")?;
+        if !allow.iter().any(|a| a == ALLOW) {
+            allow.push(json!(ALLOW));
+            edits.push(format!("allow the rails tools without a prompt ({ALLOW})"));
+        }
+        return Ok(edits);
     }
     if let Some(perms) = doc.get_mut("permissions").and_then(Value::as_object_mut) {
         if let Some(allow) = perms.get_mut("allow").and_then(Value::as_array_mut) {

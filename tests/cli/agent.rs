@@ -57,11 +57,17 @@ fn claude_setup_merges_into_the_users_files_and_a_second_run_changes_nothing() {
     let s = read_json(&repo, ".claude/settings.json");
     let keys: Vec<&String> = s.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["model", "permissions", "hooks", "env"]);
+    // The permission goes to the personal settings.local.json, the one Claude Code honours for
+    // a project's MCP tools.
     assert_eq!(
-        s["permissions"]["allow"],
-        json!(["Bash(cargo test:*)", "mcp__rails"])
+        s["permissions"],
+        json!({"allow": ["Bash(cargo test:*)"], "deny": ["Bash(rm:*)"]})
     );
-    assert_eq!(s["permissions"]["deny"], json!(["Bash(rm:*)"]));
+    assert_eq!(
+        read_json(&repo, ".claude/settings.local.json"),
+        json!({"permissions": {"allow": ["mcp__rails"]}})
+    );
+    run.stdout_has("note: the permission for the rails tools is in .claude/settings.local.json");
     assert_eq!(
         s["hooks"]["Stop"],
         json!([
@@ -156,12 +162,24 @@ fn remove_takes_away_exactly_what_setup_added() {
     // Files setup created are deleted again when nothing else is in them.
     let fresh = TestRepo::new();
     fresh.rails(&["agent", "setup", "claude"]).ok();
-    assert!(exists(&fresh, ".mcp.json") && exists(&fresh, ".claude/settings.json"));
+    for f in [
+        ".mcp.json",
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+    ] {
+        assert!(exists(&fresh, f), "{f}");
+    }
     fresh
         .rails(&["agent", "remove", "claude"])
         .ok()
         .stdout_has(".mcp.json (deleted):");
-    assert!(!exists(&fresh, ".mcp.json") && !exists(&fresh, ".claude/settings.json"));
+    for f in [
+        ".mcp.json",
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+    ] {
+        assert!(!exists(&fresh, f), "{f}");
+    }
 }
 
 #[test]

@@ -18,6 +18,7 @@
 //! `.ci/run`, like the other real-CLI tests.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -98,8 +99,8 @@ fn agent_path() -> String {
     path
 }
 
-fn claude_session(claude: &Path, repo: &TestRepo, server: &ModelServer, s: &Scratch) -> CliRun {
-    let mcp = json!({"mcpServers": {"rails": {"command": "git", "args": s.server_args()}}});
+/// Claude Code in `repo`, pointed at `server`, with nothing of rails configured.
+fn claude_command(claude: &Path, repo: &TestRepo, server: &ModelServer, s: &Scratch) -> Command {
     let mut cmd = repo.command_clean(claude);
     cmd.env("PATH", agent_path())
         .env("TERM", "dumb")
@@ -108,43 +109,57 @@ fn claude_session(claude: &Path, repo: &TestRepo, server: &ModelServer, s: &Scra
         .env("ANTHROPIC_API_KEY", "sk-ant-fake-0000")
         .env("CLAUDE_CODE_MAX_RETRIES", "0")
         .args(["-p", "--output-format", "stream-json", "--verbose"])
-        .args(["--model", CLAUDE_MODEL, "--strict-mcp-config"])
+        .args(["--model", CLAUDE_MODEL, "--debug-file"])
+        .arg(s.claude_debug());
+    cmd
+}
+
+/// A session given the server on the command line (`--mcp-config`, the `.mcp.json` shape).
+fn claude_session(claude: &Path, repo: &TestRepo, server: &ModelServer, s: &Scratch) -> CliRun {
+    let mcp = json!({"mcpServers": {"rails": {"command": "git", "args": s.server_args()}}});
+    let mut cmd = claude_command(claude, repo, server, s);
+    cmd.arg("--strict-mcp-config")
         .arg("--mcp-config")
         .arg(mcp.to_string())
-        .args(["--allowedTools", "mcp__rails", "--debug-file"])
-        .arg(s.claude_debug());
+        .args(["--allowedTools", "mcp__rails"]);
     run_cli(cmd, PROMPT, &|waited| waited > WALL)
+}
+
+/// Codex's `config.toml`: the test server as model provider, plus `extra`.
+fn codex_config(server: &ModelServer, extra: &str) -> String {
+    format!(
+        "model_provider = \"rails_test\"\n\n\
+         [model_providers.rails_test]\n\
+         name = \"rails test model server\"\n\
+         base_url = \"{}/v1\"\n\
+         env_key = \"OPENAI_API_KEY\"\n\
+         wire_api = \"responses\"\n\n{extra}",
+        server.url()
+    )
+}
+
+fn codex_command(codex: &Path, repo: &TestRepo, s: &Scratch) -> Command {
+    let mut cmd = repo.command_clean(codex);
+    cmd.env("PATH", agent_path())
+        .env("TERM", "dumb")
+        .env("LANG", "C.UTF-8")
+        .env("CODEX_HOME", s.codex_home())
+        .env("OPENAI_API_KEY", "sk-fake-0000");
+    cmd
 }
 
 fn codex_session(codex: &Path, repo: &TestRepo, server: &ModelServer, s: &Scratch) -> CliRun {
     let home = s.codex_home();
     std::fs::create_dir_all(&home).unwrap();
     let args: Vec<String> = s.server_args().iter().map(|a| format!("{a:?}")).collect();
-    std::fs::write(
-        home.join("config.toml"),
-        format!(
-            "model_provider = \"rails_test\"\n\n\
-             [model_providers.rails_test]\n\
-             name = \"rails test model server\"\n\
-             base_url = \"{}/v1\"\n\
-             env_key = \"OPENAI_API_KEY\"\n\
-             wire_api = \"responses\"\n\n\
-             [mcp_servers.rails]\n\
-             command = \"git\"\n\
-             args = [{}]\n\
-             default_tools_approval_mode = \"approve\"\n",
-            server.url(),
-            args.join(", ")
-        ),
-    )
-    .unwrap();
-    let mut cmd = repo.command_clean(codex);
-    cmd.env("PATH", agent_path())
-        .env("TERM", "dumb")
-        .env("LANG", "C.UTF-8")
-        .env("CODEX_HOME", &home)
-        .env("OPENAI_API_KEY", "sk-fake-0000")
-        .args(["exec", "--json", "-m", CODEX_MODEL, "-"]);
+    let rails = format!(
+        "[mcp_servers.rails]\ncommand = \"git\"\nargs = [{}]\n\
+         default_tools_approval_mode = \"approve\"\n",
+        args.join(", ")
+    );
+    std::fs::write(home.join("config.toml"), codex_config(server, &rails)).unwrap();
+    let mut cmd = codex_command(codex, repo, s);
+    cmd.args(["exec", "--json", "-m", CODEX_MODEL, "-"]);
     run_cli(cmd, PROMPT, &|waited| waited > WALL)
 }
 
@@ -554,4 +569,164 @@ fn codex_proves_a_criterion_red_to_cleanup_and_git_rails_gate_passes() {
     let log = s.log_lines();
     assert_eq!(log.len(), 5, "{log:?}");
     assert!(log[4].contains("-> ok: gate passed"), "{log:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// What `git rails agent setup` writes, read by the real CLIs.
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn claude_runs_with_what_agent_setup_wrote_hooks_and_server_alike() {
+    let Some(claude) = cli("claude") else { return };
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    repo.rails(&["contract", "bind", "S"]).ok();
+    repo.rails(&["agent", "setup", "claude"]).ok();
+    let s = Scratch::new();
+    let server = ModelServer::start(Script::new().messages([
+        Turn::claude(vec![tool_use(
+            "Bash",
+            json!({"command": "git commit --no-verify -am wip", "description": "commit"}),
+        )]),
+        claude_load_tools(),
+        claude_call("evidence", ev("green")),
+        Turn::claude(vec![text("I am done.")]).forever(),
+    ]));
+    // No --mcp-config, no --allowedTools: only the files setup wrote.
+    let run = run_cli(
+        claude_command(&claude, &repo, &server, &s),
+        PROMPT,
+        &|waited| waited > WALL,
+    );
+    let why = story(&run, &server, &s);
+    let reqs = model_requests(&server, "/v1/messages");
+    assert!(reqs.len() >= 5, "{why}");
+    let init = run
+        .events()
+        .into_iter()
+        .find(|e| e["type"] == "system" && e["subtype"] == "init")
+        .unwrap_or_else(|| panic!("no init event\n{why}"));
+    assert_eq!(
+        init["mcp_servers"],
+        json!([{"name": "rails", "status": "connected", "source": "project"}]),
+        "{why}"
+    );
+
+    // The PreToolUse hook blocked the --no-verify commit; the model read why.
+    let blocked = claude_results(&reqs[1]);
+    assert!(blocked[0].1, "{blocked:?}\n{why}");
+    assert!(
+        blocked[0]
+            .0
+            .contains("git-rails: blocked: git commit --no-verify skips the rails hooks"),
+        "{blocked:?}\n{why}"
+    );
+    // The server from .mcp.json, allowed by the settings' permission, refused GREEN first.
+    let refused = claude_results(&reqs[3]);
+    assert!(
+        refused[0].1 && refused[0].0.starts_with(REFUSAL),
+        "{refused:?}\n{why}"
+    );
+    // Ending the turn with the sprint unproven: the Stop hook sends the gate back.
+    let stop = reqs[4].body.clone();
+    assert!(
+        stop.contains("Stop hook feedback") && stop.contains("still has unproven criteria"),
+        "{why}"
+    );
+    assert!(stop.contains("c1"), "{why}");
+    // The model kept ending its turn with nothing moved: after rails.agentStopLimit (3) such
+    // blocks the hook let it end, on record.
+    let gate = repo.rails(&["gate", "S", "--json"]);
+    gate.code(2);
+    let ended = gate.json()["agentTurnsEnded"].clone();
+    assert_eq!(ended.as_array().map(Vec::len), Some(1), "{gate}\n{why}");
+    // The prompt, three tool results, three blocked stops; the fourth stop ended the turn.
+    assert_eq!(reqs.len(), 7, "{why}");
+    println!("{why}\n{gate}");
+}
+
+#[test]
+fn codex_runs_with_what_agent_setup_wrote_in_a_trusted_project() {
+    let Some(codex) = cli("codex") else { return };
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    repo.rails(&["agent", "setup", "codex"]).ok();
+    let s = Scratch::new();
+    let server = ModelServer::start(Script::new().responses([
+        codex_call("evidence", ev("green")),
+        Turn::codex(vec![message("Refused; RED comes first.")]),
+    ]));
+    let root = repo.path().canonicalize().unwrap();
+    std::fs::create_dir_all(s.codex_home()).unwrap();
+    // Codex reads a project's .codex/config.toml only when the project is trusted.
+    let trust = format!(
+        "[projects.{:?}]\ntrust_level = \"trusted\"\n",
+        root.display().to_string()
+    );
+    std::fs::write(
+        s.codex_home().join("config.toml"),
+        codex_config(&server, &trust),
+    )
+    .unwrap();
+
+    let mut list = codex_command(&codex, &repo, &s);
+    list.args(["mcp", "list", "--json"]);
+    let listed = run_cli(list, "", &|waited| waited > WALL);
+    let servers: Value = serde_json::from_str(&listed.stdout)
+        .unwrap_or_else(|e| panic!("codex mcp list --json ({e}):\n{listed}"));
+    let rails = servers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "rails")
+        .unwrap_or_else(|| panic!("no rails server:\n{listed}"));
+    assert_eq!(rails["transport"]["command"], "git", "{listed}");
+    assert_eq!(
+        rails["transport"]["args"],
+        json!(["rails", "mcp"]),
+        "{listed}"
+    );
+
+    let mut cmd = codex_command(&codex, &repo, &s);
+    cmd.args(["exec", "--json", "-m", CODEX_MODEL, "-"]);
+    let run = run_cli(cmd, PROMPT, &|waited| waited > WALL);
+    let why = story(&run, &server, &s);
+    assert_eq!(run.code, Some(0), "{why}");
+    let reqs = model_requests(&server, "/v1/responses");
+    assert_eq!(reqs.len(), 2, "{why}");
+    let refused = codex_results(&reqs[1]);
+    assert!(
+        refused.len() == 1 && refused[0].contains(REFUSAL),
+        "{refused:?}\n{why}"
+    );
+    println!("{listed}\n{why}");
+}
+
+#[test]
+fn claude_mcp_list_sees_the_servers_agent_setup_wrote() {
+    let Some(claude) = cli("claude") else { return };
+    let repo = TestRepo::new();
+    repo.rails(&["agent", "setup", "claude"]).ok();
+    let list = || {
+        let mut cmd = repo.command_clean(&claude);
+        cmd.env("PATH", agent_path())
+            .env("TERM", "dumb")
+            .args(["mcp", "list"]);
+        run_cli(cmd, "", &|waited| waited > WALL)
+    };
+    // The project's .mcp.json: read, and pending until the person approves it.
+    let project = list();
+    assert!(
+        project
+            .stdout
+            .contains("rails: git rails mcp - ⏸ Pending approval"),
+        "{project}"
+    );
+    // --user: ~/.claude.json, which needs no approval; Claude Code connects to it.
+    repo.rails(&["agent", "remove", "claude"]).ok();
+    repo.rails(&["agent", "setup", "claude", "--user"]).ok();
+    let user = list();
+    assert!(
+        user.stdout.contains("rails: git rails mcp - ✔ Connected"),
+        "{user}"
+    );
+    println!("{project}\n{user}");
 }
