@@ -14,10 +14,11 @@ use crate::store::Store;
 pub enum AgentCommand {
     /// Write what the agent needs to use rails into its configuration files
     ///
-    /// claude: the MCP server "rails" (`git rails mcp`) in .mcp.json, and in
-    /// .claude/settings.json the Stop hook (`git rails hook agent-stop`: the agent cannot end
-    /// its turn while the sprint is unproven), a PreToolUse hook on Bash (`git rails agent hook
-    /// pre-tool-use`) and the permission mcp__rails. codex: [mcp_servers.rails] in
+    /// claude: the MCP server "rails" (`git rails mcp`) in .mcp.json; in .claude/settings.json
+    /// the Stop hook (`git rails hook agent-stop`: the agent cannot end its turn while the
+    /// sprint is unproven) and a PreToolUse hook on Bash (`git rails agent hook pre-tool-use`);
+    /// the permission mcp__rails in .claude/settings.local.json (Claude Code ignores it in the
+    /// shared file). codex: [mcp_servers.rails] in
     /// .codex/config.toml, its tools allowed without a prompt. Merged into what is there: no
     /// other key or comment changes; a file that does not parse is refused with nothing
     /// written; run twice, the second run changes nothing.
@@ -46,8 +47,8 @@ pub struct SetupArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// The user's files instead of the repository's: claude ~/.claude.json and
-    /// ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR/), codex $CODEX_HOME/config.toml (or
-    /// ~/.codex/config.toml)
+    /// ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR/.claude.json and settings.json), codex
+    /// $CODEX_HOME/config.toml (or ~/.codex/config.toml)
     #[arg(long)]
     pub user: bool,
     /// Print the plan as a rails-agent/v1 JSON document
