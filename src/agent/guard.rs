@@ -129,6 +129,15 @@ fn one(words: &[String]) -> Verdict {
     let base = program.rsplit('/').next().unwrap_or(program);
     let rest = &words[i + 1..];
     match base {
+        // A command handed to another shell is read the same way.
+        "sh" | "bash" | "zsh" | "dash" | "ksh" => match rest
+            .iter()
+            .position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))
+        {
+            Some(at) => rest.get(at + 1).map_or(Verdict::Allow, |c| classify(c)),
+            None => Verdict::Allow,
+        },
+        "eval" => classify(&rest.join(" ")),
         "git" => git(rest),
         "gh" => match (
             rest.first().map(String::as_str),
@@ -176,7 +185,10 @@ fn git(args: &[String]) -> Verdict {
         return Verdict::Allow;
     };
     let rest = &args[i + 1..];
-    let no_verify = rest.iter().any(|a| a == "--no-verify")
+    // git takes an unambiguous prefix of a long option (`--no-veri`).
+    let no_verify = rest
+        .iter()
+        .any(|a| a.len() >= "--no-veri".len() && "--no-verify".starts_with(a.as_str()))
         || (sub == "commit"
             && rest.iter().any(|a| {
                 a.len() > 1 && a.starts_with('-') && !a.starts_with("--") && a[1..].contains('n')
@@ -281,6 +293,10 @@ mod tests {
             "git push origin :refs/rails/evidence/S",
             "git push --force origin refs/rails/evidence/S",
             "echo ok; git commit --no-verify -m 'a; b'",
+            "git commit --no-veri -m x",
+            "bash -c 'git commit --no-verify -m x'",
+            "sh -lc \"git push --no-verify\"",
+            "eval git commit --no-verify -m x",
         ] {
             assert!(blocked(c), "{c}: {:?}", classify(c));
         }
