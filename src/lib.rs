@@ -10,6 +10,8 @@
 //! - [`report`]: the HTML reports and the gates as markdown.
 //! - [`process`]: running shell commands with timeouts that kill the whole process group.
 //! - [`mcp`]: `git rails mcp`, the same tools for agents over the Model Context Protocol.
+//! - [`agent`]: `git rails agent setup|remove`, the agents' configuration files, and the
+//!   PreToolUse guard.
 //! - [`cli`]: argument parsing and rendering; the only code that prints.
 //! - [`error`]: one error type and the exit codes.
 //!
@@ -18,6 +20,7 @@
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod agent;
 pub mod cli;
 pub mod contract;
 pub mod error;

@@ -14,6 +14,7 @@ macro_rules! out {
     ($($t:tt)*) => { $crate::cli::write_out(format_args!($($t)*)) };
 }
 
+pub mod agent;
 pub mod complete;
 pub mod man;
 pub mod rails;

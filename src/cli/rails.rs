@@ -103,6 +103,10 @@ pub enum RailsCommand {
     /// next tool call. Claude Code: `.mcp.json` {"mcpServers": {"rails": {"command": "git",
     /// "args": ["rails", "mcp"]}}}; Codex: `[mcp_servers.rails]` in config.toml.
     Mcp(McpArgs),
+    /// Set up (or remove) Claude Code or Codex for rails: the MCP server and hooks in the
+    /// agent's configuration files
+    #[command(subcommand)]
+    Agent(super::agent::AgentCommand),
     /// Print a shell completion script (bash, zsh or fish); `scripts/install.sh` installs them
     Completions(CompletionsArgs),
     /// Answer one completion request: the candidates for the last word, one per line
@@ -115,6 +119,10 @@ pub struct McpArgs {
     /// Work from this repository instead of the current directory's
     #[arg(long, value_name = "PATH")]
     pub repo: Option<PathBuf>,
+    /// Also append each tool call's log line (tool, arguments, ok or refused and the first
+    /// line of the answer) to this file; the lines always go to stderr
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -630,8 +638,9 @@ pub fn run(cli: RailsCli) -> Result<Outcome> {
             Ok(Outcome::Ok)
         }
         RailsCommand::Trust(a) => cmd_trust(a),
+        RailsCommand::Agent(c) => super::agent::run(c),
         RailsCommand::Mcp(a) => {
-            crate::mcp::serve(a.repo.as_deref())?;
+            crate::mcp::serve(a.repo.as_deref(), a.log.as_deref())?;
             Ok(Outcome::Ok)
         }
     }

@@ -11,7 +11,7 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, Content, Implementation, ServerCapabilities, ServerInfo};
 use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::cli::rails::{frozen_json, list_json, resolve_sprint};
@@ -22,8 +22,17 @@ use crate::spar::{record, round, series};
 use crate::store::{self, Store};
 
 /// Serves MCP on stdin/stdout until the client closes stdin. With `repo`, works from that
-/// repository instead of the current directory's.
-pub fn serve(repo: Option<&std::path::Path>) -> Result<()> {
+/// repository instead of the current directory's. Each tool call is logged as one line on
+/// stderr (and appended to `log` when given): the tool, its arguments, and how it ended.
+pub fn serve(repo: Option<&std::path::Path>, log: Option<&std::path::Path>) -> Result<()> {
+    if let Some(l) = log {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(l)
+            .map_err(|e| Error::usage(format!("--log {}: {e}", l.display())))?;
+        let _ = LOG.set(std::sync::Mutex::new(file));
+    }
     if let Some(r) = repo {
         std::env::set_current_dir(r)
             .map_err(|e| Error::usage(format!("--repo {}: {e}", r.display())))?;
@@ -52,7 +61,7 @@ pub fn serve(repo: Option<&std::path::Path>) -> Result<()> {
 #[derive(Clone)]
 pub struct Rails;
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct ContractsArgs {
     /// The sprint to show; without it, every sprint's newest frozen contract is listed
     pub sprint: Option<String>,
@@ -60,7 +69,7 @@ pub struct ContractsArgs {
     pub version: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct ValidateArgs {
     /// The sprint whose frozen contract is validated
     pub sprint: String,
@@ -74,7 +83,7 @@ pub struct ValidateArgs {
     pub no_note: bool,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Red,
@@ -85,7 +94,7 @@ pub enum Kind {
     Recheck,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct EvidenceArgs {
     /// red (run the check, record only a failure), green (record only a pass, after red),
     /// surface (where a person sees it), cleanup (teardown receipt), reopen (archive the
@@ -103,13 +112,13 @@ pub struct EvidenceArgs {
     pub because: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct SprintArgs {
     /// The sprint (default: the one bound to the branch)
     pub sprint: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct GateArgs {
     /// The sprint (default: the one bound to the branch)
     pub sprint: Option<String>,
@@ -117,7 +126,7 @@ pub struct GateArgs {
     pub commit: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct VerifyArgs {
     /// The sprint (default: the one bound to the branch)
     pub sprint: Option<String>,
@@ -128,13 +137,13 @@ pub struct VerifyArgs {
     pub rerun: bool,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct SparShowArgs {
     /// `<series>` or `<series>:<round>` (default: the branch's series)
     pub target: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct SparRecordArgs {
     /// The series
     pub series: String,
@@ -148,7 +157,7 @@ pub struct SparRecordArgs {
     pub transcript: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct SparTriageArgs {
     pub series: String,
     pub round: String,
@@ -172,7 +181,7 @@ pub struct SparTriageArgs {
     pub commit: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct SparWaiveArgs {
     pub series: String,
     pub round: String,
@@ -182,7 +191,7 @@ pub struct SparWaiveArgs {
     pub user_quote: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct SparGateArgs {
     /// The rounds to gate, `<series>:<round>`, every recorded round of the series included
     pub rounds: Vec<String>,
@@ -216,6 +225,39 @@ fn reply(r: Result<(String, Value)>) -> Reply {
         Ok((t, v)) => done(t, v),
         Err(e) => refused(e),
     }
+}
+
+/// The file `--log` names, when it does.
+static LOG: std::sync::OnceLock<std::sync::Mutex<std::fs::File>> = std::sync::OnceLock::new();
+
+/// Runs one tool and logs the call: `git-rails mcp: evidence {"kind":"red",…} -> ok: RED …`
+/// (or `-> refused: …`), the first line of the text the model gets. stderr is not part of the
+/// protocol; clients keep it in their MCP logs.
+fn logged<A: Serialize>(tool: &str, a: A, run: impl FnOnce(A) -> Result<(String, Value)>) -> Reply {
+    let args = serde_json::to_string(&a).unwrap_or_default();
+    let r = reply(run(a));
+    if let Ok(res) = &r {
+        let first = res
+            .content
+            .first()
+            .and_then(|c| c.as_text())
+            .and_then(|t| t.text.lines().next())
+            .unwrap_or("")
+            .to_string();
+        let how = if res.is_error == Some(true) {
+            "refused"
+        } else {
+            "ok"
+        };
+        let line = format!("git-rails mcp: {tool} {args} -> {how}: {first}\n");
+        use std::io::Write;
+        let _ = std::io::stderr().write_all(line.as_bytes());
+        if let Some(f) = LOG.get() {
+            let mut f = f.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = f.write_all(line.as_bytes());
+        }
+    }
+    r
 }
 
 fn to_value(v: &impl serde::Serialize) -> Result<Value> {
@@ -546,71 +588,71 @@ impl Rails {
         description = "List the frozen sprint contracts, or show one sprint's contract (its criteria) with sprint. The document of `git rails contract list --json` / `contract show --json`."
     )]
     async fn contracts(&self, Parameters(a): Parameters<ContractsArgs>) -> Reply {
-        reply(contracts(a))
+        logged("contracts", a, contracts)
     }
 
     #[tool(
         description = "Validate a sprint's frozen contract (or its draft): run its checks and report PASS, FAIL or ABORT_PRECHECK. The rails validation report."
     )]
     async fn validate(&self, Parameters(a): Parameters<ValidateArgs>) -> Reply {
-        reply(validate_tool(a))
+        logged("validate", a, validate_tool)
     }
 
     #[tool(
         description = "Record failing-first evidence for a criterion: red (the check must fail), green (it must pass, after red), surface, cleanup, reopen, recheck. Refused out of order, naming the next call; nothing is written on a refusal."
     )]
     async fn evidence(&self, Parameters(a): Parameters<EvidenceArgs>) -> Reply {
-        reply(evidence_tool(a))
+        logged("evidence", a, evidence_tool)
     }
 
     #[tool(
         description = "Every criterion of the sprint, its state and the next step (the rails-status/v1 document)."
     )]
     async fn status(&self, Parameters(a): Parameters<SprintArgs>) -> Reply {
-        reply(status_tool(a))
+        logged("status", a, status_tool)
     }
 
     #[tool(
         description = "Is the sprint done at the commit? passed, or blocked with each missing step as a tool call (the rails-status/v1 document)."
     )]
     async fn gate(&self, Parameters(a): Parameters<GateArgs>) -> Reply {
-        reply(gate_tool(a))
+        logged("gate", a, gate_tool)
     }
 
     #[tool(
         description = "Replay the evidence from the objects alone and tell every criterion; with rerun, run each proven check again in a clean checkout (the rails-verify/v1 document)."
     )]
     async fn verify(&self, Parameters(a): Parameters<VerifyArgs>) -> Reply {
-        reply(verify_tool(a))
+        logged("verify", a, verify_tool)
     }
 
     #[tool(description = "Show a spar series or one round: the round, its findings and triage.")]
     async fn spar_show(&self, Parameters(a): Parameters<SparShowArgs>) -> Reply {
-        reply(spar_show(a))
+        logged("spar_show", a, spar_show)
     }
 
     #[tool(
         description = "Record a native reviewer's result (or its Claude Code transcript) into a spar round."
     )]
     async fn spar_record(&self, Parameters(a): Parameters<SparRecordArgs>) -> Reply {
-        reply(spar_record(a))
+        logged("spar_record", a, spar_record)
     }
 
     #[tool(description = "Triage one finding of a spar round with its disposition.")]
     async fn spar_triage(&self, Parameters(a): Parameters<SparTriageArgs>) -> Reply {
-        reply(spar_triage(a))
+        logged("spar_triage", a, spar_triage)
     }
 
     #[tool(description = "Waive a reviewer of a spar round, with the user's words.")]
     async fn spar_waive(&self, Parameters(a): Parameters<SparWaiveArgs>) -> Reply {
-        reply(spar_waive(a))
+        logged("spar_waive", a, spar_waive)
     }
 
     #[tool(
         description = "The spar review gate over rounds (`<series>:<round>`): passed or blocked, with reasons (the review-gate/v1 document)."
     )]
     async fn spar_gate(&self, Parameters(a): Parameters<SparGateArgs>) -> Reply {
-        reply(spar_gate(a))
+        logged("spar_gate", a, spar_gate)
     }
 }
 

@@ -36,6 +36,11 @@ impl Run {
         Run::from(cmd.output().unwrap())
     }
 
+    /// Waits for a spawned child (its pipes taken by the caller or piped) to end.
+    pub fn of_child(child: std::process::Child) -> Run {
+        Run::from(child.wait_with_output().unwrap())
+    }
+
     fn from(out: Output) -> Run {
         Run {
             code: out.status.code().unwrap_or(-1),
@@ -318,6 +323,15 @@ impl TestRepo {
         for var in ["SPAR_CONFIG", "XDG_CONFIG_HOME"] {
             cmd.env_remove(var);
         }
+        cmd
+    }
+
+    /// Another program (a real agent CLI) in the repository with the hermetic environment of
+    /// every test, started from an otherwise empty environment; the caller adds the rest.
+    pub fn command_clean(&self, program: &Path) -> std::process::Command {
+        let mut cmd = std::process::Command::new(program);
+        cmd.env_clear();
+        self.env(&mut cmd);
         cmd
     }
 

@@ -4,6 +4,7 @@
 
 mod harness;
 
+mod agent;
 mod contract_checks;
 mod contract_freeze;
 mod contract_generate;
@@ -23,6 +24,7 @@ mod mcp;
 mod model_server;
 mod pipeline;
 mod real_cli;
+mod real_mcp;
 mod real_spar;
 mod spar_presets;
 mod spar_report;

@@ -412,3 +412,40 @@ fn the_mcp_inspector_lists_the_tools_and_its_calls_record_and_are_refused() {
         tip(&repo).unwrap().as_str()
     );
 }
+
+#[test]
+fn log_names_every_call_and_how_it_ended() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("mcp.log");
+    let mut c = Client::start(&repo, &["--log", log.to_str().unwrap()]);
+    let r = c.call(
+        "evidence",
+        json!({"kind": "green", "sprint": "S", "criterion": "c1"}),
+    );
+    assert!(is_error(&r), "{r}");
+    let r = c.call("status", json!({"sprint": "S"}));
+    assert!(!is_error(&r), "{r}");
+    let lines: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[0].starts_with("git-rails mcp: evidence {\"kind\":\"green\",\"criterion\":\"c1\",\"sprint\":\"S\"")
+            && lines[0].ends_with("-> refused: Failing-first violation: criterion \"c1\" is pending. Capture the failure before implementing: call evidence with kind red, sprint S, criterion c1"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].starts_with("git-rails mcp: status {\"sprint\":\"S\"} -> ok: "),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn a_log_file_that_cannot_be_opened_is_a_usage_error_before_the_handshake() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    let r = repo.rails(&["mcp", "--log", "/nonexistent-dir/mcp.log"]);
+    r.code(64).stderr_has("--log /nonexistent-dir/mcp.log");
+}

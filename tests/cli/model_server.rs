@@ -55,6 +55,13 @@ pub enum Item {
     FunctionCall { name: String, arguments: Value },
     /// A freeform (custom) tool call, e.g. `apply_patch`.
     CustomToolCall { name: String, input: String },
+    /// A function call to a tool of a namespace (Codex declares each MCP server's tools as a
+    /// `namespace` tool, `mcp__<server>`; the call names both).
+    NamespacedCall {
+        namespace: String,
+        name: String,
+        arguments: Value,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -139,6 +146,13 @@ pub fn message(t: &str) -> Item {
 }
 pub fn function_call(name: &str, arguments: Value) -> Item {
     Item::FunctionCall {
+        name: name.to_string(),
+        arguments,
+    }
+}
+pub fn namespaced_call(namespace: &str, name: &str, arguments: Value) -> Item {
+    Item::NamespacedCall {
+        namespace: namespace.to_string(),
         name: name.to_string(),
         arguments,
     }
@@ -622,6 +636,22 @@ fn responses_stream(items: &[Item], model: &str, input_tokens: usize, shared: &S
                 let completed = json!({"type": "function_call", "id": item_id,
                     "status": "completed", "call_id": call_id, "name": name,
                     "arguments": arguments});
+                events.push(added_event(output_index, added));
+                completed
+            }
+            Item::NamespacedCall {
+                namespace,
+                name,
+                arguments,
+            } => {
+                let arguments = arguments.to_string();
+                output_chars += arguments.len();
+                let (item_id, call_id) = (shared.id("fc"), shared.id("call"));
+                let added = json!({"type": "function_call", "id": item_id, "status": "in_progress",
+                    "call_id": call_id, "namespace": namespace, "name": name, "arguments": ""});
+                let completed = json!({"type": "function_call", "id": item_id,
+                    "status": "completed", "call_id": call_id, "namespace": namespace,
+                    "name": name, "arguments": arguments});
                 events.push(added_event(output_index, added));
                 completed
             }

@@ -209,19 +209,19 @@ fn hermetic(cmd: &mut Command, ws: &Workspace) {
         .current_dir(&ws.work);
 }
 
-fn which(program: &str) -> Option<PathBuf> {
+pub(crate) fn which(program: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|d| d.join(program))
         .find(|p| p.is_file())
 }
 
 /// How one CLI run ended and what it printed.
-struct CliRun {
+pub(crate) struct CliRun {
     /// `None` when our timeout killed it.
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) elapsed: Duration,
 }
 
 impl std::fmt::Display for CliRun {
@@ -239,7 +239,7 @@ impl std::fmt::Display for CliRun {
 
 impl CliRun {
     /// Every stdout line as JSON; a line that is not JSON fails the test.
-    fn events(&self) -> Vec<Value> {
+    pub(crate) fn events(&self) -> Vec<Value> {
         self.stdout
             .lines()
             .filter(|l| !l.trim().is_empty())
@@ -282,7 +282,7 @@ const WALL: Duration = Duration::from_secs(60);
 
 /// Runs `program` in its own process group with the prompt on stdin; when `expired` says so
 /// the whole group gets SIGTERM, then SIGKILL two seconds later.
-fn run_cli(mut cmd: Command, stdin: &str, expired: &dyn Fn(Duration) -> bool) -> CliRun {
+pub(crate) fn run_cli(mut cmd: Command, stdin: &str, expired: &dyn Fn(Duration) -> bool) -> CliRun {
     use std::os::unix::process::CommandExt;
     cmd.process_group(0)
         .stdin(Stdio::piped())
