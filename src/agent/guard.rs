@@ -1,5 +1,6 @@
 //! What the PreToolUse hook on Bash looks for in a command an agent is about to run: the cheap
-//! ways around the rails hooks and records, and the commands that publish work.
+//! ways around the rails hooks and records (including writing the hook scripts or the verdicts
+//! `git rails` keeps under `.git/rails`), and the commands that publish work.
 //!
 //! This reads the command as words (split at `;`, `&&`, `||`, `|`, `&` and newlines, quotes
 //! removed); it is a guard against the obvious, not a shell parser or a sandbox. What git
@@ -101,6 +102,55 @@ fn names_record_ref(w: &str) -> bool {
 
 const BYPASS: &str = "skips the rails hooks";
 
+/// A path into the hook scripts or into what `git rails` keeps under the git dir: a verdict
+/// kept there is believed by the local gate, so writing one by hand is a way around it.
+fn names_rails_state(w: &str) -> bool {
+    let w = w.trim_start_matches('>');
+    w.contains(".git/rails/")
+        || w.ends_with(".git/rails")
+        || w.contains(".git/hooks/")
+        || w.ends_with(".git/hooks")
+        || w.contains("rails/cache/")
+}
+
+/// Programs that only read the files they are given.
+const READS: [&str; 16] = [
+    "cat",
+    "less",
+    "more",
+    "head",
+    "tail",
+    "ls",
+    "grep",
+    "rg",
+    "stat",
+    "file",
+    "wc",
+    "diff",
+    "jq",
+    "sha256sum",
+    "find",
+    "tree",
+];
+
+/// Whether a command writes (or may write) the hook scripts or the rails state: any program
+/// but git and the readers that names such a path, and any redirection into one.
+fn writes_rails_state(program: &str, rest: &[String]) -> bool {
+    let redirected = rest.iter().enumerate().any(|(k, w)| {
+        (w.starts_with('>') && w.len() > 2 && names_rails_state(w))
+            || (matches!(w.as_str(), ">" | ">>" | ">|")
+                && rest.get(k + 1).is_some_and(|t| names_rails_state(t)))
+    });
+    let find_writes = program == "find"
+        && rest
+            .iter()
+            .any(|a| matches!(a.as_str(), "-delete" | "-exec" | "-execdir"));
+    redirected
+        || ((!READS.contains(&program) || find_writes)
+            && program != "git"
+            && rest.iter().any(|w| names_rails_state(w)))
+}
+
 fn one(words: &[String]) -> Verdict {
     let mut i = 0;
     // Leading assignments (`RAILS_SKIP=1 git push`) and wrappers (`env`, `command`, `sudo`).
@@ -128,6 +178,13 @@ fn one(words: &[String]) -> Verdict {
     };
     let base = program.rsplit('/').next().unwrap_or(program);
     let rest = &words[i + 1..];
+    if writes_rails_state(base, rest) {
+        return Verdict::Block(
+            "the hook scripts and what git rails keeps under .git/rails (its cached verdicts and \
+             replays) are written only by `git rails`; leave them as they are"
+                .to_string(),
+        );
+    }
     match base {
         // A command handed to another shell is read the same way.
         "sh" | "bash" | "zsh" | "dash" | "ksh" => match rest
@@ -297,6 +354,15 @@ mod tests {
             "bash -c 'git commit --no-verify -m x'",
             "sh -lc \"git push --no-verify\"",
             "eval git commit --no-verify -m x",
+            "rm -rf .git/rails/cache",
+            "echo '{\"done\":true}' > .git/rails/cache/gate/S.json",
+            "cat forged.json >.git/rails/cache/gate/S.json",
+            "cp forged.json .git/rails/cache/evidence/S.json",
+            "python3 -c 'x' .git/rails/cache/gate/S.json",
+            "printf 'exit 0' > .git/hooks/pre-push",
+            "chmod -x .git/hooks/pre-push",
+            "find .git/rails -name '*.json' -delete",
+            "sed -i s/false/true/ .git/rails/cache/gate/S.json",
         ] {
             assert!(blocked(c), "{c}: {:?}", classify(c));
         }
@@ -314,6 +380,10 @@ mod tests {
             "git log refs/rails/evidence/S",
             "echo git commit --no-verify",
             "git rails evidence red S c1",
+            "cat .git/rails/cache/gate/S.json",
+            "ls .git/hooks/",
+            "jq .report.done .git/rails/cache/gate/S.json",
+            "git rails doctor",
         ] {
             assert_eq!(classify(c), Verdict::Allow, "{c}");
         }
