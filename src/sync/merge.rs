@@ -617,6 +617,8 @@ fn split_series(files: Vec<(String, ObjectId)>) -> (Files, BTreeMap<String, File
     let mut rounds: BTreeMap<String, Files> = BTreeMap::new();
     for (path, blob) in files {
         match path.strip_prefix("rounds/").and_then(|p| p.split_once('/')) {
+            // A round's gate facts are derived again from the merged files.
+            Some((_, crate::spar::facts::FACTS_FILE)) => {}
             Some((round, rest)) => {
                 rounds
                     .entry(round.to_string())
@@ -799,6 +801,19 @@ pub fn series(store: &Store, series: &str, ours: ObjectId, theirs: ObjectId) -> 
                     files.insert("round.json".into(), store.blob_id(&out)?);
                 }
             }
+        }
+        // The gate facts of the merged round, from its merged files.
+        if files.contains_key("round.json") {
+            let inputs: Vec<_> = crate::spar::facts::INPUTS
+                .iter()
+                .map(|f| (*f, files.get(*f).copied(), None))
+                .collect();
+            let facts = crate::spar::facts::derive(store, series, &name, &inputs)?;
+            let bytes = crate::spar::record::pretty(&facts);
+            files.insert(
+                crate::spar::facts::FACTS_FILE.to_string(),
+                store.blob_id(&bytes)?,
+            );
         }
         for (rest, blob) in files {
             list.push((format!("rounds/{name}/{rest}"), blob));
