@@ -1097,3 +1097,72 @@ fn the_replaced_result_rule_holds_across_kept_facts() {
     assert_eq!(back.code, 2, "{back}");
     assert!(!back.stdout.contains("replaces"), "{back}");
 }
+
+/// A reviewer result handed to `git spar record` as a stream of 1 GiB is refused once 32 MiB
+/// have been read (memory stays bounded; nothing is recorded), and a result of the allowed
+/// size on the same stream still lands.
+#[test]
+fn record_refuses_a_result_larger_than_32_mib_from_a_stream() {
+    use std::io::Write;
+    let fx = Fixture::new("");
+    std::fs::write(
+        fx.tmp("user.toml"),
+        "timeout_seconds = 30\n[[reviewers]]\nname = \"host\"\npreset = \"native\"\n",
+    )
+    .unwrap();
+    fx.run("s", &[]).ok();
+    let before = fx.tip("s");
+    let mut child = fx
+        .command(&["record", "s", "code-1", "host", "--result", "/dev/stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = vec![b' '; 1 << 20];
+        let _ = stdin.write_all(b"{\"findings\": [");
+        let mut sent = 0usize;
+        for _ in 0..1024 {
+            if stdin.write_all(&chunk).is_err() {
+                break;
+            }
+            sent += chunk.len();
+        }
+        sent
+    });
+    let out = child.wait_with_output().unwrap();
+    let sent = writer.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{stderr}");
+    assert!(
+        stderr.contains("--result /dev/stdin: larger than 32 MiB"),
+        "{stderr}"
+    );
+    assert!(sent < 1 << 30, "the whole stream was read");
+    assert_eq!(fx.tip("s"), before, "nothing was recorded");
+
+    let mut child = fx
+        .command(&["record", "s", "code-1", "host", "--result", "/dev/stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let body = result(&fx.head, vec![defect("D1")]).to_string();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(fx.tip("s"), before);
+}
