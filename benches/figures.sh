@@ -174,6 +174,45 @@ rounds() { # $1 = series, $2 = rounds
 log "spar series S: $ROUNDS rounds"
 rounds S "$ROUNDS"
 round_list() { local i; for i in $(seq 1 "$2"); do printf '%s:code-%s ' "$1" "$i"; done; }
+# The same row as figure(), for commands whose cost is mostly the file system's (thousands of
+# files created): the two commands run in turn, ours then the anchor, each after the prepare
+# script and a `sync`, so a disk that drifts (other writers, ext4 discards of the last run's
+# files) weighs on both alike; the means are medians and the ratio is the median of the pairs.
+paired_figure() {
+  local what=$1 ours=$2 aname=$3 anchor=$4 target=$5 mem=$6 stdin=$7 prep=$8
+  printf '%s\n' "sh $prep" > "$work/prep.sh"
+  python3 - "$RUNS" "$prep" "$ours" "$anchor" > "$work/paired.txt" <<'PY'
+import statistics, subprocess, sys, time
+runs, prep, ours, anchor = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+def once(cmd):
+    subprocess.run(["sh", prep], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(["sync"])
+    t = time.perf_counter()
+    subprocess.run(["sh", "-c", cmd], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return (time.perf_counter() - t) * 1000
+once(ours); once(anchor)
+pairs = [(once(ours), once(anchor)) for _ in range(runs)]
+o = statistics.median(p[0] for p in pairs); a = statistics.median(p[1] for p in pairs)
+r = statistics.median(p[0] / p[1] for p in pairs)
+spread = max(p[0] / p[1] for p in pairs) / min(p[0] / p[1] for p in pairs)
+print(o, a, r, spread)
+PY
+  local mo ma r spread io ia kib
+  read -r mo ma r spread < "$work/paired.txt"
+  io=$(instructions "$ours"); ia=$(instructions "$anchor")
+  kib=$(peak_kib "$mem" "$stdin")
+  python3 - "$what" "$mo" "$aname" "$ma" "$io" "$ia" "$target" "$kib" "$r" "$spread" >> "$table" <<'PY'
+import sys
+what, mo, aname, ma, io, ia, target, kib, r, spread = sys.argv[1:]
+mo, ma, io, ia, target, kib, r = float(mo), float(ma), float(io), float(ia), float(target), float(kib or 0), float(r)
+ins = f"{io / ia:.2f}" if ia else "–"
+ok = "✓" if r <= target else "✗"
+mem = f"{kib / 1024:.1f} MiB" + (" ✓" if kib <= 64 * 1024 else " ✗")
+print(f"| {what} | {mo:.1f} ms | {aname} | {ma:.1f} ms | {r:.2f} {ok} (pairs spread {float(spread):.2f}×) | {ins} | ≤ {target:g}× | {mem} |")
+PY
+  log "measured: $what"
+}
+
 # The state right after a new record: the gate kept the series' facts at the tip before the
 # newest round, and no decision for the new tip. $1 series, $2 rounds, $3 the prepare script.
 spar_after_record_prep() {
@@ -291,9 +330,9 @@ figure "git spar gate over $ROUNDS rounds, nothing kept (a fresh clone's first g
   "git log --oneline -1 refs/spar/series/S" "git log --oneline -1 refs/spar/series/S" 3 \
   "git-spar gate $(round_list S "$ROUNDS")" /dev/null "$work/prep-cold.sh"
 RUNS_SMALL=$RUNS RUNS=$BIG_RUNS
-figure "git spar run --dry-run on a $FILES-file change" \
+paired_figure "git spar run --dry-run on a $FILES-file change (runs alternate with the anchor's; medians)" \
   "git-spar run --dry-run --base $review_base --head $big_head --series D --reviewers lint --out $work/out" \
-  "git archive | tar -x" "sh -c 'git archive $big_head | tar -x -C $work/arch'" 1.5 \
+  "git archive | tar -x" "git archive $big_head | tar -x -C $work/arch" 1.5 \
   "git-spar run --dry-run --base $review_base --head $big_head --series D --reviewers lint --out $work/out" /dev/null \
   "$work/prep-dry.sh"
 figure "git spar record of $RECORD_FINDINGS findings" "git-spar record N code-1 host --result $work/record-result.json" \

@@ -318,7 +318,7 @@ pub fn view(store: &Store, series: &str) -> Result<View> {
     };
     // Best effort: a repository that cannot be written still gets its gate decided.
     if let Ok(bytes) = serde_json::to_vec(&k) {
-        let _ = store::atomic_write(&kept_path(store, series), &bytes);
+        let _ = store::cache_write(&kept_path(store, series), &bytes);
     }
     Ok(view_of(&k, series))
 }

@@ -1174,7 +1174,7 @@ impl GateCache {
     /// Best effort: a repository that cannot be written still gets its gate decided.
     fn write(&self, (passed, reasons, document): &Decided) {
         let entry = json!({"passed": passed, "reasons": reasons, "document": document});
-        if store::atomic_write(&self.path, entry.to_string().as_bytes()).is_err() {
+        if store::cache_write(&self.path, entry.to_string().as_bytes()).is_err() {
             return;
         }
         let Some(dir) = self.path.parent() else {
