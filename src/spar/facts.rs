@@ -277,13 +277,15 @@ fn view_of(k: &Kept, series: &str) -> View {
         lies: k
             .lies
             .iter()
-            .map(|n| {
-                format!(
-                    "{series}: round {n}: its {FACTS_FILE} says what its records do not; gate facts are written by git spar only"
-                )
-            })
+            .map(|n| lie_reason(series, n))
             .collect(),
     }
+}
+
+fn lie_reason(series: &str, round: &str) -> String {
+    format!(
+        "{series}: round {round}: its {FACTS_FILE} says what its records do not; gate facts are written by git spar only"
+    )
 }
 
 /// Whether the facts recorded in the tree for this round contradict the derived ones: they
@@ -433,12 +435,32 @@ fn update(store: &Store, series: &str, tip: ObjectId, kept: Option<Kept>) -> Res
             k.rounds.remove(&name);
             continue;
         }
-        let f = derive_in_tree(store, series, tree, &name)?;
+        let mut f = derive_in_tree(store, series, tree, &name)?;
         if lies(store, tree, &name, &f)? {
             k.lies.insert(name.clone());
         }
+        // The inputs only bind the recorded facts; the kept ones need not carry them.
+        f.inputs.clear();
         k.rounds.insert(name, f);
     }
     k.tip = tip.to_string();
     Ok(Some(k))
+}
+
+/// The rounds at `tip` whose recorded gate facts contradict their records, one line each: for
+/// the server's pre-receive, which re-derives every round of a pushed series (it keeps no
+/// facts of its own). Not wired into the hook yet.
+pub fn lies_at(store: &Store, series: &str, tip: ObjectId) -> Result<Vec<String>> {
+    let tree = store.tree_of(tip)?;
+    let Some(rounds) = store.folder_at(tree, "rounds")? else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for name in store.folder_names(rounds)? {
+        let derived = derive_in_tree(store, series, tree, &name)?;
+        if lies(store, tree, &name, &derived)? {
+            out.push(lie_reason(series, &name));
+        }
+    }
+    Ok(out)
 }
