@@ -73,8 +73,10 @@ pub struct RoundFacts {
     pub findings: u64,
     pub in_check_paths: u64,
     pub auto_deferred: u64,
-    /// Every finding id in file order, and whether its class blocks.
-    pub ids: Vec<(String, bool)>,
+    /// Every finding id in file order, one a line (ids are `<reviewer>-F<n>`), and for each
+    /// `y` when its class blocks, else `n`: two strings, so a series' kept facts stay small.
+    pub ids: String,
+    pub blocks: String,
     /// The blocking findings in file order: id, class, claim.
     pub blocking: Vec<(String, String, String)>,
     /// Why `ledger.jsonl` cannot be read, if it cannot.
@@ -88,6 +90,16 @@ pub struct RoundFacts {
 }
 
 impl RoundFacts {
+    /// Whether the round has a finding `id`, and if so whether its class blocks (the first
+    /// finding of that id, as a lookup in `findings.json` finds it).
+    pub fn finding(&self, id: &str) -> Option<bool> {
+        if self.blocks.is_empty() {
+            return None;
+        }
+        let at = self.ids.split('\n').position(|i| i == id)?;
+        Some(self.blocks.as_bytes().get(at) == Some(&b'y'))
+    }
+
     /// Stopped before it recorded findings (no finish and no `findings.json`): counts as a dry
     /// run (G29).
     pub fn stopped(&self) -> bool {
@@ -134,7 +146,8 @@ pub fn derive(
         findings: 0,
         in_check_paths: 0,
         auto_deferred: 0,
-        ids: Vec::new(),
+        ids: String::new(),
+        blocks: String::new(),
         blocking: Vec::new(),
         ledger_error: None,
         in_force: BTreeMap::new(),
@@ -175,7 +188,11 @@ pub fn derive(
             f.auto_deferred = list.iter().filter(|x| x.auto_deferred).count() as u64;
             for x in list {
                 let blocks = BLOCKING.contains(&x.class.as_str());
-                f.ids.push((x.id.clone(), blocks));
+                if !f.ids.is_empty() {
+                    f.ids.push('\n');
+                }
+                f.ids.push_str(&x.id);
+                f.blocks.push(if blocks { 'y' } else { 'n' });
                 if blocks {
                     f.blocking.push((x.id, x.class, x.claim));
                 }
@@ -187,7 +204,7 @@ pub fn derive(
         Err(e) => f.ledger_error = Some(e),
         Ok(entries) => {
             for e in entries {
-                if f.ids.iter().any(|(id, _)| *id == e.finding) {
+                if f.finding(&e.finding).is_some() {
                     f.in_force.insert(e.finding, (e.disposition, e.of));
                 }
             }
@@ -264,21 +281,24 @@ fn read_kept(store: &Store, series: &str) -> Option<Kept> {
         .then_some(k)
 }
 
-fn view_of(k: &Kept, series: &str) -> View {
-    let mut names = k.chain.clone();
+fn view_of(k: Kept, series: &str) -> View {
     let chain: HashSet<&String> = k.chain.iter().collect();
     // `rounds` is a BTreeMap: the names the chain does not know come sorted, as in
     // `record::round_names`.
-    names.extend(k.rounds.keys().filter(|n| !chain.contains(n)).cloned());
+    let rest: Vec<String> = k
+        .rounds
+        .keys()
+        .filter(|n| !chain.contains(n))
+        .cloned()
+        .collect();
+    let lies = k.lies.iter().map(|n| lie_reason(series, n)).collect();
+    let mut names = k.chain;
+    names.extend(rest);
     View {
         names,
-        facts: k.rounds.clone(),
-        history: k.history.clone(),
-        lies: k
-            .lies
-            .iter()
-            .map(|n| lie_reason(series, n))
-            .collect(),
+        facts: k.rounds,
+        history: k.history,
+        lies,
     }
 }
 
@@ -307,11 +327,10 @@ pub fn view(store: &Store, series: &str) -> Result<View> {
         return Ok(View::default());
     };
     let kept = read_kept(store, series);
-    if let Some(k) = &kept {
-        if k.tip == tip.to_string() {
-            return Ok(view_of(k, series));
-        }
-    }
+    let kept = match kept {
+        Some(k) if k.tip == tip.to_string() => return Ok(view_of(k, series)),
+        other => other,
+    };
     let k = match update(store, series, tip, kept)? {
         Some(k) => k,
         // The old tip is not in the new tip's history (the ref was moved back or aside): what
@@ -322,7 +341,7 @@ pub fn view(store: &Store, series: &str) -> Result<View> {
     if let Ok(bytes) = serde_json::to_vec(&k) {
         let _ = store::cache_write(&kept_path(store, series), &bytes);
     }
-    Ok(view_of(&k, series))
+    Ok(view_of(k, series))
 }
 
 fn empty(series: &str) -> Kept {

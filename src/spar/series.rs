@@ -1245,7 +1245,7 @@ fn resolved_by_facts(
     if f.findings_error.is_some() || f.ledger_error.is_some() {
         return false;
     }
-    let Some((_, blocking)) = f.ids.iter().find(|(i, _)| i == id) else {
+    let Some(blocking) = f.finding(id) else {
         return false;
     };
     match f.in_force.get(id) {

@@ -1004,9 +1004,8 @@ fn hand_written_gate_facts_that_lie_are_caught() {
     // The lie: nothing blocking, every id harmless; the inputs left as they are.
     let mut lie = facts.clone();
     lie["blocking"] = json!([]);
-    for id in lie["ids"].as_array_mut().unwrap() {
-        id[1] = json!(false);
-    }
+    let harmless = "n".repeat(lie["blocks"].as_str().unwrap().len());
+    lie["blocks"] = json!(harmless);
     let lie = serde_json::to_vec_pretty(&lie).unwrap();
     forge(&fx, "rounds/code-1/gate-facts.json", &lie);
     let says = "s: round code-1: its gate-facts.json says what its records do not";
