@@ -107,13 +107,17 @@ impl RoundFacts {
     }
 }
 
+/// One input of [`derive`]: its file name, its blob id (None: absent) and its bytes when they
+/// are at hand already.
+pub type Input<'a> = (&'a str, Option<ObjectId>, Option<&'a [u8]>);
+
 /// Derives a round's facts from its input files (`(name, blob id, bytes when already at hand)`,
 /// in the order of [`INPUTS`]).
 pub fn derive(
     store: &Store,
     series: &str,
     folder: &str,
-    inputs: &[(&str, Option<ObjectId>, Option<&[u8]>)],
+    inputs: &[Input<'_>],
 ) -> Result<RoundFacts> {
     let mut ids = BTreeMap::new();
     let mut bytes: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
@@ -328,7 +332,9 @@ pub fn view(store: &Store, series: &str) -> Result<View> {
     };
     let kept = read_kept(store, series);
     let kept = match kept {
-        Some(k) if k.tip == tip.to_string() => return Ok(view_of(k, series)),
+        Some(k) if ObjectId::from_hex(k.tip.as_bytes()).ok() == Some(tip) => {
+            return Ok(view_of(k, series))
+        }
         other => other,
     };
     let k = match update(store, series, tip, kept)? {
