@@ -1011,11 +1011,30 @@ mod tests {
             assert!(m.renamed.is_empty(), "{:?}", m.renamed);
             assert!(m.notes.is_empty(), "{:?}", m.notes);
             let rounds = store.tree_blobs(m.tree).unwrap();
-            let names: Vec<&str> = rounds.iter().map(|(p, _)| p.as_str()).collect();
+            // The round's gate facts are derived from the merged files (checked below).
+            let names: Vec<&str> = rounds
+                .iter()
+                .map(|(p, _)| p.as_str())
+                .filter(|p| !p.ends_with(crate::spar::facts::FACTS_FILE))
+                .collect();
             assert_eq!(
                 names,
                 ["rounds/code-1/ledger.jsonl", "rounds/code-1/round.json"]
             );
+            let facts: Value = serde_json::from_slice(
+                &store
+                    .read_file_in_tree(m.tree, "rounds/code-1/gate-facts.json")
+                    .unwrap()
+                    .unwrap(),
+            )
+            .unwrap();
+            for file in ["ledger.jsonl", "round.json"] {
+                let blob = store
+                    .file_at(m.tree, &format!("rounds/code-1/{file}"))
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(facts["inputs"][file], blob.to_string(), "{file}");
+            }
             let rj = String::from_utf8(
                 store
                     .read_file_in_tree(m.tree, "rounds/code-1/round.json")
