@@ -1302,10 +1302,14 @@ fn decide_from_facts(
 
     // Every recorded round of each named series must be in the list.
     let series_names: Vec<&str> = views.keys().map(String::as_str).collect();
+    let wanted: std::collections::HashSet<(&str, &str)> = targets
+        .iter()
+        .map(|(s, r)| (s.as_str(), r.as_str()))
+        .collect();
     for s in &series_names {
         let view = &views[*s];
         for n in &view.names {
-            if targets.iter().any(|(ts, tr)| ts == s && tr == n) {
+            if wanted.contains(&(*s, n.as_str())) {
                 continue;
             }
             let skip = view
