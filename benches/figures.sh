@@ -21,12 +21,14 @@
 # REFTABLE (1: the reftable figures too; 0: skip), HOOK_MANAGERS (1: our hooks beside the no-op
 # hooks of pre-commit, lefthook and husky, installed pinned into HOOK_MANAGERS_DIR, default
 # .ci/hook-managers; needs python3 and npm; 0: skip),
-# KEEP (1: keep the fixture folder and print where it is).
+# KEEP (1: keep the fixture folder and print where it is), BIN (the folder of the binaries),
+# SPAR_GROWTH (1: the spar gate at SPAR_GROWTH_ROUNDS rounds and spar's memory with a 1 GiB
+# reviewer output; 0: skip), SPAR_GROWTH_ROUNDS ("100 1000 5000").
 #
 # Needs hyperfine, valgrind (for CALLGRIND=1), jq, python3 and GNU time (/usr/bin/time).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-bin="$here/target/x86_64-unknown-linux-gnu/release" # .cargo/config.toml sets the build target
+bin=${BIN:-"$here/target/x86_64-unknown-linux-gnu/release"} # .cargo/config.toml sets the build target
 [ -x "$bin/git-rails" ] || bin="$here/target/release"
 [ -x "$bin/git-rails" ] && [ -x "$bin/git-spar" ] || { echo "bench: build first: cargo build --release" >&2; exit 1; }
 for t in hyperfine jq python3 /usr/bin/time; do
@@ -174,6 +176,59 @@ rounds() { # $1 = series, $2 = rounds
 log "spar series S: $ROUNDS rounds"
 rounds S "$ROUNDS"
 round_list() { local i; for i in $(seq 1 "$2"); do printf '%s:code-%s ' "$1" "$i"; done; }
+# The same row as figure(), for commands whose cost is mostly the file system's (thousands of
+# files created): the two commands run in turn, ours then the anchor, each after the prepare
+# script and a `sync`, so a disk that drifts (other writers, ext4 discards of the last run's
+# files) weighs on both alike; the means are medians and the ratio is the median of the pairs.
+paired_figure() {
+  local what=$1 ours=$2 aname=$3 anchor=$4 target=$5 mem=$6 stdin=$7 prep=$8
+  printf '%s\n' "sh $prep" > "$work/prep.sh"
+  python3 - "$RUNS" "$prep" "$ours" "$anchor" > "$work/paired.txt" <<'PY'
+import statistics, subprocess, sys, time
+runs, prep, ours, anchor = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+def once(cmd):
+    subprocess.run(["sh", prep], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(["sync"])
+    t = time.perf_counter()
+    subprocess.run(["sh", "-c", cmd], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return (time.perf_counter() - t) * 1000
+once(ours); once(anchor)
+pairs = [(once(ours), once(anchor)) for _ in range(runs)]
+o = statistics.median(p[0] for p in pairs); a = statistics.median(p[1] for p in pairs)
+r = statistics.median(p[0] / p[1] for p in pairs)
+spread = max(p[0] / p[1] for p in pairs) / min(p[0] / p[1] for p in pairs)
+print(o, a, r, spread)
+PY
+  local mo ma r spread io ia kib
+  read -r mo ma r spread < "$work/paired.txt"
+  io=$(instructions "$ours"); ia=$(instructions "$anchor")
+  kib=$(peak_kib "$mem" "$stdin")
+  python3 - "$what" "$mo" "$aname" "$ma" "$io" "$ia" "$target" "$kib" "$r" "$spread" >> "$table" <<'PY'
+import sys
+what, mo, aname, ma, io, ia, target, kib, r, spread = sys.argv[1:]
+mo, ma, io, ia, target, kib, r = float(mo), float(ma), float(io), float(ia), float(target), float(kib or 0), float(r)
+ins = f"{io / ia:.2f}" if ia else "–"
+ok = "✓" if r <= target else "✗"
+mem = f"{kib / 1024:.1f} MiB" + (" ✓" if kib <= 64 * 1024 else " ✗")
+print(f"| {what} | {mo:.1f} ms | {aname} | {ma:.1f} ms | {r:.2f} {ok} (pairs spread {float(spread):.2f}×) | {ins} | ≤ {target:g}× | {mem} |")
+PY
+  log "measured: $what"
+}
+
+# The state right after a new record: the gate kept the series' facts at the tip before the
+# newest round, and no decision for the new tip. $1 series, $2 rounds, $3 the prepare script.
+spar_after_record_prep() {
+  local s=$1 n=$2 prep=$3 tip prev
+  tip=$(git rev-parse "refs/spar/series/$s"); prev=$(git rev-parse "refs/spar/series/$s~1")
+  git update-ref "refs/spar/series/$s" "$prev"
+  git-spar gate $(round_list "$s" $((n - 1))) >/dev/null 2>&1 || true
+  cp "$(git rev-parse --git-common-dir)/spar/cache/facts/$s.json" "$work/facts-$s-before.json"
+  git update-ref "refs/spar/series/$s" "$tip"
+  cat > "$prep" <<SH
+rm -rf "$(git rev-parse --absolute-git-dir)/spar/cache/gate"
+cp "$work/facts-$s-before.json" "$(git rev-parse --absolute-git-dir)/spar/cache/facts/$s.json"
+SH
+}
 
 # A round with a pending native reviewer, for `git spar record`.
 git spar run --base "$review_base" --head "$review_head" --series N --reviewers host >/dev/null 2>&1
@@ -278,16 +333,20 @@ figure "installed pre-push hook, main new on an empty remote (reads 1,000 commit
 figure "git spar gate over $ROUNDS rounds ($FINDINGS findings each)" "git-spar gate $(round_list S "$ROUNDS")" \
   "git log --oneline -1 refs/spar/series/S" "git log --oneline -1 refs/spar/series/S" 3 \
   "git-spar gate $(round_list S "$ROUNDS")" /dev/null
+spar_after_record_prep S "$ROUNDS" "$work/prep-after-record.sh"
+figure "git spar gate over $ROUNDS rounds, first after a new record (decision not kept)" "git-spar gate $(round_list S "$ROUNDS")" \
+  "git log --oneline -1 refs/spar/series/S" "git log --oneline -1 refs/spar/series/S" 3 \
+  "git-spar gate $(round_list S "$ROUNDS")" /dev/null "$work/prep-after-record.sh"
 cat > "$work/prep-cold.sh" <<SH
 rm -rf "$repo/.git/spar/cache"
 SH
-figure "git spar gate over $ROUNDS rounds, first after a new record (nothing kept)" "git-spar gate $(round_list S "$ROUNDS")" \
+figure "git spar gate over $ROUNDS rounds, nothing kept (a fresh clone's first gate)" "git-spar gate $(round_list S "$ROUNDS")" \
   "git log --oneline -1 refs/spar/series/S" "git log --oneline -1 refs/spar/series/S" 3 \
   "git-spar gate $(round_list S "$ROUNDS")" /dev/null "$work/prep-cold.sh"
 RUNS_SMALL=$RUNS RUNS=$BIG_RUNS
-figure "git spar run --dry-run on a $FILES-file change" \
+paired_figure "git spar run --dry-run on a $FILES-file change (runs alternate with the anchor's; medians)" \
   "git-spar run --dry-run --base $review_base --head $big_head --series D --reviewers lint --out $work/out" \
-  "git archive | tar -x" "sh -c 'git archive $big_head | tar -x -C $work/arch'" 1.5 \
+  "git archive | tar -x" "git archive $big_head | tar -x -C $work/arch" 1.5 \
   "git-spar run --dry-run --base $review_base --head $big_head --series D --reviewers lint --out $work/out" /dev/null \
   "$work/prep-dry.sh"
 figure "git spar record of $RECORD_FINDINGS findings" "git-spar record N code-1 host --result $work/record-result.json" \
@@ -438,4 +497,86 @@ if [ "$GROWTH" = 1 ]; then
     )
     rm -rf "$r"
   done
+fi
+
+# ---- spar: the gate as rounds grow, and memory with a 1 GiB reviewer output ---------------
+
+SPAR_GROWTH=${SPAR_GROWTH:-1} SPAR_GROWTH_ROUNDS=${SPAR_GROWTH_ROUNDS:-"100 1000 5000"}
+spar_growth() {
+  git checkout -q review
+  echo
+  echo "## spar gate as rounds grow ($RUNS runs each; ratios to \`git log --oneline -1\` of the series, measured in the same run)"
+  echo
+  echo "| rounds | git log -1 (ms) | gate, decision kept (ms) | × | first gate after a new record (ms) | × | nothing kept (ms) | × | its instructions: after a record / nothing kept |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  local n s list have
+  for n in $SPAR_GROWTH_ROUNDS; do
+    s="W$n"
+    have=$(git rev-list --count "refs/spar/series/$s" 2>/dev/null || echo 0)
+    [ "$have" -ge "$n" ] || { log "spar growth: series $s of $n rounds"; rounds "$s" "$n"; }
+    list=$(round_list "$s" "$n")
+    git-spar gate $list >/dev/null 2>&1 || true
+    spar_after_record_prep "$s" "$n" "$work/prep-w.sh"
+    printf 'rm -rf "%s/spar/cache"\n' "$(git rev-parse --absolute-git-dir)" > "$work/prep-w-cold.sh"
+    git-spar gate $list >/dev/null 2>&1 || true
+    hyperfine -N --warmup 3 --runs "$RUNS" -i --export-json "$work/w.json" \
+      -n log "git log --oneline -1 refs/spar/series/$s" -n kept "git-spar gate $list" >/dev/null 2>&1
+    hyperfine -N --warmup 3 --runs "$RUNS" -i --export-json "$work/w2.json" --prepare "sh $work/prep-w.sh" \
+      -n after "git-spar gate $list" >/dev/null 2>&1
+    hyperfine -N --warmup 1 --runs "$(( RUNS < 10 ? RUNS : 10 ))" -i --export-json "$work/w3.json" --prepare "sh $work/prep-w-cold.sh" \
+      -n cold "git-spar gate $list" >/dev/null 2>&1
+    printf 'sh %s\n' "$work/prep-w.sh" > "$work/prep.sh"; ia=$(instructions "git-spar gate $list")
+    printf 'sh %s\n' "$work/prep-w-cold.sh" > "$work/prep.sh"; ic=$(instructions "git-spar gate $list")
+    : > "$work/prep.sh"
+    python3 - "$n" "$work/w.json" "$work/w2.json" "$work/w3.json" "$ia" "$ic" <<'PY'
+import json, sys
+n, a, b, c, ia, ic = sys.argv[1:]
+m = lambda f, i: json.load(open(f))["results"][i]["mean"] * 1000
+log, kept, after, cold = m(a, 0), m(a, 1), m(b, 0), m(c, 0)
+print(f"| {n} | {log:.2f} | {kept:.2f} | {kept / log:.2f} | {after:.2f} | {after / log:.2f} | {cold:.1f} | {cold / log:.1f} | {ia} / {ic} |")
+PY
+  done
+  git checkout -q main
+}
+
+spar_memory() {
+  git checkout -q review
+  local gib=1073741824 big="$work/big-reviewer.sh"
+  # A command reviewer that prints 1 GiB; the run keeps only the last 8 MiB of it.
+  printf '#!/bin/sh\nhead -c %s /dev/zero | tr "\\000" " "\n' "$gib" > "$big" && chmod +x "$big"
+  cat > "$work/spar-big.toml" <<TOML
+timeout_seconds = 600
+
+[[reviewers]]
+name = "big"
+preset = "command"
+argv = ["$big", "{prompt}"]
+
+[[reviewers]]
+name = "host"
+preset = "native"
+TOML
+  echo
+  echo "## spar memory with a 1 GiB reviewer output"
+  echo
+  echo "| command | outcome | peak memory |"
+  echo "|:---|:---|---:|"
+  local rc kib
+  rc=0; SPAR_CONFIG="$work/spar-big.toml" /usr/bin/time -f '%M' -o "$work/rss-run" \
+    git-spar run --base "$review_base" --head "$review_head" --series M --reviewers big >/dev/null 2>"$work/run-big.err" || rc=$?
+  kib=$(tail -1 "$work/rss-run")
+  printf '| `git spar run`, a command reviewer printing 1 GiB | exit %s: %s | %.1f MiB |\n' "$rc" \
+    "$(grep -o 'big [a-z_]*' "$work/run-big.err" | tail -1)" "$(awk "BEGIN { print $kib / 1024 }")"
+  SPAR_CONFIG="$work/spar-big.toml" git spar run --base "$review_base" --head "$review_head" --series M2 --reviewers host >/dev/null 2>&1
+  rc=0; head -c "$gib" /dev/zero | tr '\000' ' ' | SPAR_CONFIG="$work/spar-big.toml" /usr/bin/time -f '%M' -o "$work/rss-rec" \
+    git-spar record M2 code-1 host --result /dev/stdin >/dev/null 2>"$work/rec-big.err" || rc=$?
+  kib=$(tail -1 "$work/rss-rec")
+  printf '| `git spar record --result /dev/stdin`, 1 GiB on the stream | exit %s: %s | %.1f MiB |\n' "$rc" \
+    "$(head -1 "$work/rec-big.err" | cut -c1-60)" "$(awk "BEGIN { print $kib / 1024 }")"
+  git checkout -q main
+}
+
+if [ "$SPAR_GROWTH" = 1 ]; then
+  spar_growth
+  spar_memory
 fi

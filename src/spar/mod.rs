@@ -6,11 +6,13 @@
 //! - [`location`]: the location and link grammar (§3), locations (G7), links (G8, G9).
 //! - [`classify`]: the seven classification rules and the unreadable-location variant (§4).
 //! - [`preset`]: running the claude, codex and agy CLIs, and native transcripts (G10–G15, G19).
+//! - [`facts`]: what the gate needs of each round, kept so a gate reads only what changed.
 //! - [`series`]: triage, waivers, cap extensions and counting, and the gate.
 //! - [`view`], [`sarif`]: recorded rounds read back, and written as SARIF 2.1.0.
 
 pub mod classify;
 pub mod config;
+pub mod facts;
 pub mod glob;
 pub mod location;
 pub mod preset;

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+use super::facts;
 use crate::error::{Error, Result};
 use crate::store::{self, refs, ObjectId, Store};
 
@@ -266,11 +267,20 @@ pub fn round_file(store: &Store, series: &str, round: &str, file: &str) -> Resul
 
 /// Reads a round's `round.json` (refused when it cannot be read, G32).
 pub fn load_round(store: &Store, series: &str, round: &str) -> Result<Round> {
-    let bytes = round_file(store, series, round, "round.json")?.ok_or_else(|| {
-        Error::refused(format!("{series}: round {round} is not recorded"))
-            .hint(format!("see `git spar show {series}`"))
-    })?;
-    let r: Round = serde_json::from_slice(&bytes).map_err(|e| {
+    let bytes = round_file(store, series, round, "round.json")?
+        .ok_or_else(|| not_recorded(series, round))?;
+    parse_round(series, round, &bytes)
+}
+
+/// The refusal for a round that has no `round.json`.
+pub fn not_recorded(series: &str, round: &str) -> Error {
+    Error::refused(format!("{series}: round {round} is not recorded"))
+        .hint(format!("see `git spar show {series}`"))
+}
+
+/// A round's `round.json` from its bytes (refused when it is not `review-round/v1`).
+pub fn parse_round(series: &str, round: &str, bytes: &[u8]) -> Result<Round> {
+    let r: Round = serde_json::from_slice(bytes).map_err(|e| {
         Error::refused(format!(
             "{series}: round {round}: round.json cannot be read as {ROUND_SCHEMA}: {e}"
         ))
@@ -288,12 +298,17 @@ pub fn load_round(store: &Store, series: &str, round: &str) -> Result<Round> {
 pub fn load_findings(store: &Store, series: &str, round: &str) -> Result<Vec<Finding>> {
     match round_file(store, series, round, "findings.json")? {
         None => Ok(Vec::new()),
-        Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-            Error::refused(format!(
-                "{series}: round {round}: findings.json cannot be read: {e}"
-            ))
-        }),
+        Some(bytes) => parse_findings(series, round, &bytes),
     }
+}
+
+/// A round's `findings.json` from its bytes.
+pub fn parse_findings(series: &str, round: &str, bytes: &[u8]) -> Result<Vec<Finding>> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        Error::refused(format!(
+            "{series}: round {round}: findings.json cannot be read: {e}"
+        ))
+    })
 }
 
 /// Writes files under `rounds/<round>/` as one commit on the series ref (compare-and-swap from
@@ -307,6 +322,25 @@ pub fn write_round(
     subject: &str,
     trailers: &[(&str, String)],
 ) -> Result<Option<ObjectId>> {
+    let mut files = files;
+    // The round's gate facts, derived from what the round holds after this write.
+    if !files.iter().any(|(n, _)| n == facts::FACTS_FILE) {
+        let parent_tree = expected.map(|e| store.tree_of(e)).transpose()?;
+        let mut inputs = Vec::new();
+        for name in facts::INPUTS {
+            let given = files.iter().find(|(n, _)| n == name);
+            let id = match (given, parent_tree) {
+                (Some((_, bytes)), _) => Some(store.blob_id(bytes)?),
+                (None, Some(t)) => store.file_at(t, &format!("rounds/{round}/{name}"))?,
+                (None, None) => None,
+            };
+            inputs.push((name, id, given.map(|(_, b)| b.as_slice())));
+        }
+        if inputs[0].1.is_some() {
+            let f = facts::derive(store, series, round, &inputs)?;
+            files.push((facts::FACTS_FILE.to_string(), pretty(&f)));
+        }
+    }
     let files: Vec<(String, Vec<u8>)> = files
         .into_iter()
         .map(|(name, bytes)| (format!("rounds/{round}/{name}"), bytes))
@@ -347,11 +381,21 @@ fn result_of(reviewer: &Value) -> Value {
     Value::Object(keep)
 }
 
-/// One round as a commit of the series holds it: `round.json`, `findings.json`, and the
-/// reviewers' raw outputs, read lazily.
+/// One round as a commit of the series holds it: `round.json`, and `findings.json` read when
+/// asked.
 struct RoundAt {
     round: Value,
-    findings: Vec<Value>,
+    tree: ObjectId,
+    name: String,
+}
+
+impl RoundAt {
+    fn findings(&self, store: &Store) -> Result<Vec<Value>> {
+        Ok(store
+            .read_file_in_tree(self.tree, &format!("rounds/{}/findings.json", self.name))?
+            .and_then(|b| serde_json::from_slice::<Vec<Value>>(&b).ok())
+            .unwrap_or_default())
+    }
 }
 
 fn round_at(store: &Store, tree: ObjectId, name: &str) -> Result<Option<RoundAt>> {
@@ -361,11 +405,11 @@ fn round_at(store: &Store, tree: ObjectId, name: &str) -> Result<Option<RoundAt>
     let Ok(round) = serde_json::from_slice::<Value>(&bytes) else {
         return Ok(None);
     };
-    let findings = store
-        .read_file_in_tree(tree, &format!("rounds/{name}/findings.json"))?
-        .and_then(|b| serde_json::from_slice::<Vec<Value>>(&b).ok())
-        .unwrap_or_default();
-    Ok(Some(RoundAt { round, findings }))
+    Ok(Some(RoundAt {
+        round,
+        tree,
+        name: name.to_string(),
+    }))
 }
 
 fn findings_of(findings: &[Value], reviewer: &str) -> Vec<Value> {
@@ -383,78 +427,96 @@ fn findings_of(findings: &[Value], reviewer: &str) -> Vec<Value> {
 /// is final: `git spar record` refuses to write over one, and this is how the gate and the
 /// server's pre-receive catch a commit written with plain git that does.
 ///
-/// Each commit is compared with each of its parents, only in the rounds whose files changed
-/// between them (a tree diff), so the cost grows with the writes, not with rounds × commits.
+/// Each commit is compared with each of its parents ([`replaced_in`]), so the cost grows with
+/// the writes, not with rounds × commits; the gate keeps what it found per commit
+/// ([`super::facts`]) and checks only commits it has not seen.
 pub fn replaced_results(store: &Store, series: &str, tip: ObjectId) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for info in store.reachable(&[tip])? {
-        for parent in &info.parents {
-            let ptree = store.tree_of(*parent)?;
-            let mut touched: Vec<String> = store
-                .changed_paths(ptree, info.tree)?
-                .iter()
-                .filter_map(|p| p.strip_prefix("rounds/"))
-                .filter_map(|p| p.split('/').next())
-                .map(str::to_string)
-                .collect();
-            touched.dedup();
-            for name in touched {
-                let Some(before) = round_at(store, ptree, &name)? else {
-                    continue;
-                };
-                let completed: Vec<&Value> = before.round["reviewers"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter(|r| r["status"].as_str() == Some("completed"))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                if completed.is_empty() {
-                    continue;
-                }
-                let id = round_identity(&before.round);
-                // The same round in the commit: under its name, or renamed by a sync merge.
-                let mut after =
-                    round_at(store, info.tree, &name)?.filter(|a| round_identity(&a.round) == id);
-                if after.is_none() {
-                    for other in store.list_dir(info.id, "rounds")? {
-                        if let Some(a) = round_at(store, info.tree, &other)? {
-                            if round_identity(&a.round) == id {
-                                after = Some(a);
-                                break;
-                            }
-                        }
-                    }
-                }
-                let short = &info.id.to_string()[..12];
-                let Some(after) = after else {
-                    out.push(format!(
-                        "{series}: commit {short} removes round {name}, whose reviewer {} had completed",
-                        completed[0]["name"].as_str().unwrap_or("?")
-                    ));
-                    continue;
-                };
-                for rev in completed {
-                    let rname = rev["name"].as_str().unwrap_or("");
-                    let now = after.round["reviewers"]
-                        .as_array()
-                        .and_then(|a| a.iter().find(|r| r["name"].as_str() == Some(rname)));
-                    let same = now.is_some_and(|n| result_of(n) == result_of(rev))
-                        && findings_of(&after.findings, rname)
-                            == findings_of(&before.findings, rname);
-                    if !same {
-                        out.push(format!(
-                            "{series}: commit {short} replaces the completed result of {rname} in round {name}; a completed result is never rewritten"
-                        ));
-                    }
-                }
-            }
-        }
+        replaced_in(store, series, &info, &mut out)?;
     }
     out.sort();
     out.dedup();
     Ok(out)
+}
+
+/// [`replaced_results`] for one commit against each of its parents, only in the rounds whose
+/// folder changed between them; a round whose `round.json` and `findings.json` are the same
+/// blobs in both kept its results and is not read.
+pub fn replaced_in(
+    store: &Store,
+    series: &str,
+    info: &store::CommitInfo,
+    out: &mut Vec<String>,
+) -> Result<()> {
+    for parent in &info.parents {
+        let ptree = store.tree_of(*parent)?;
+        let touched = store.differing_entries(
+            store.folder_at(ptree, "rounds")?,
+            store.folder_at(info.tree, "rounds")?,
+        )?;
+        for name in touched {
+            let same_blobs = |file: &str| -> Result<bool> {
+                let path = format!("rounds/{name}/{file}");
+                Ok(store.file_at(ptree, &path)? == store.file_at(info.tree, &path)?)
+            };
+            if same_blobs("round.json")? && same_blobs("findings.json")? {
+                continue;
+            }
+            let Some(before) = round_at(store, ptree, &name)? else {
+                continue;
+            };
+            let completed: Vec<&Value> = before.round["reviewers"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter(|r| r["status"].as_str() == Some("completed"))
+                        .collect()
+                })
+                .unwrap_or_default();
+            if completed.is_empty() {
+                continue;
+            }
+            let id = round_identity(&before.round);
+            // The same round in the commit: under its name, or renamed by a sync merge.
+            let mut after =
+                round_at(store, info.tree, &name)?.filter(|a| round_identity(&a.round) == id);
+            if after.is_none() {
+                for other in store.list_dir(info.id, "rounds")? {
+                    if let Some(a) = round_at(store, info.tree, &other)? {
+                        if round_identity(&a.round) == id {
+                            after = Some(a);
+                            break;
+                        }
+                    }
+                }
+            }
+            let short = &info.id.to_string()[..12];
+            let Some(after) = after else {
+                out.push(format!(
+                    "{series}: commit {short} removes round {name}, whose reviewer {} had completed",
+                    completed[0]["name"].as_str().unwrap_or("?")
+                ));
+                continue;
+            };
+            let (before_findings, after_findings) =
+                (before.findings(store)?, after.findings(store)?);
+            for rev in completed {
+                let rname = rev["name"].as_str().unwrap_or("");
+                let now = after.round["reviewers"]
+                    .as_array()
+                    .and_then(|a| a.iter().find(|r| r["name"].as_str() == Some(rname)));
+                let same = now.is_some_and(|n| result_of(n) == result_of(rev))
+                    && findings_of(&after_findings, rname) == findings_of(&before_findings, rname);
+                if !same {
+                    out.push(format!(
+                        "{series}: commit {short} replaces the completed result of {rname} in round {name}; a completed result is never rewritten"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// JSON lines (`ledger.jsonl`, `waivers.jsonl`).

@@ -1407,6 +1407,44 @@ pub enum RecordInput {
     Transcript(PathBuf),
 }
 
+/// The largest reviewer result `git spar record --result` reads (a result of 1,000 findings is
+/// under 1 MiB): a larger file or stream is refused after reading this much, so memory stays
+/// bounded whatever is handed over.
+pub const RESULT_LIMIT: u64 = 32 * 1024 * 1024;
+
+/// The largest transcript `git spar record --transcript` reads.
+pub const TRANSCRIPT_LIMIT: u64 = 128 * 1024 * 1024;
+
+/// Reads at most `limit` bytes of `file` (a file, a pipe or `/dev/stdin`) as text; more is
+/// refused.
+fn read_bounded(file: &Path, option: &str, limit: u64) -> Result<String> {
+    use std::io::Read;
+    let unreadable = |e: std::io::Error| {
+        Error::refused(format!("{option} {}: cannot be read: {e}", file.display()))
+            .hint("name a readable file")
+    };
+    let f = std::fs::File::open(file).map_err(unreadable)?;
+    let mut bytes = Vec::new();
+    f.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(unreadable)?;
+    if bytes.len() as u64 > limit {
+        return Err(Error::refused(format!(
+            "{option} {}: larger than {} MiB, the most a reviewer's {} may be; nothing was recorded",
+            file.display(),
+            limit / (1024 * 1024),
+            if option == "--result" { "result" } else { "transcript" }
+        ))
+        .hint("hand over the reviewer's own result (one JSON object), not its whole output"));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        unreadable(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        ))
+    })
+}
+
 /// Records a result for a reviewer of an existing round, with the same checks as a run: a
 /// result file, or a native subagent's transcript with its G15 warnings.
 pub fn record_result(
@@ -1422,10 +1460,11 @@ pub fn record_result(
         RecordInput::Result(f) => ("--result", f),
         RecordInput::Transcript(f) => ("--transcript", f),
     };
-    let raw = std::fs::read_to_string(file).map_err(|e| {
-        Error::refused(format!("{option} {}: cannot be read: {e}", file.display()))
-            .hint("name a readable file")
-    })?;
+    let limit = match input {
+        RecordInput::Result(_) => RESULT_LIMIT,
+        RecordInput::Transcript(_) => TRANSCRIPT_LIMIT,
+    };
+    let raw = read_bounded(file, option, limit)?;
     let _lock = store::lock(
         store.common_dir(),
         &format!("spar/locks/{series}.lock"),

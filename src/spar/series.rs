@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::config::Config;
+use super::facts;
 use super::record::{self, Finding, Round};
 use super::round::{check_series, STAGES};
 use crate::error::{Context, Error, Result};
@@ -31,7 +32,7 @@ pub const EXTENSIONS_FILE: &str = "extensions.jsonl";
 pub const CODE_CAUSES: [&str; 5] = ["churn", "recurring", "unrelated", "hardening", "other"];
 
 /// The classes that block the gate until triaged.
-const BLOCKING: [&str; 2] = ["defect", "requirement-question"];
+pub(crate) const BLOCKING: [&str; 2] = ["defect", "requirement-question"];
 
 fn now() -> String {
     jiff::Timestamp::now().to_string()
@@ -107,7 +108,17 @@ fn read_ledger(
     let bytes = record::round_file(store, series, round, "ledger.jsonl")
         .map_err(|e| e.message)?
         .unwrap_or_default();
-    let lines = parse_jsonl(&bytes, "ledger.jsonl")?;
+    let out = parse_ledger(&bytes, round)?;
+    Ok((bytes, out))
+}
+
+/// The entries of a round's `ledger.jsonl` (`round` is the round it belongs to: a duplicate
+/// without `of_round` points into it).
+pub(crate) fn parse_ledger(
+    bytes: &[u8],
+    round: &str,
+) -> std::result::Result<Vec<LedgerEntry>, String> {
+    let lines = parse_jsonl(bytes, "ledger.jsonl")?;
     let mut out = Vec::new();
     for (i, v) in lines.iter().enumerate() {
         let (Some(finding), Some(disposition)) =
@@ -128,7 +139,7 @@ fn read_ledger(
             of,
         });
     }
-    Ok((bytes, out))
+    Ok(out)
 }
 
 /// What `git spar show` prints in a finding's triage column: the disposition in force (the
@@ -444,7 +455,13 @@ fn read_waivers(
     let bytes = record::round_file(store, series, round, "waivers.jsonl")
         .map_err(|e| e.message)?
         .unwrap_or_default();
-    let lines = parse_jsonl(&bytes, "waivers.jsonl")?;
+    let names = parse_waivers(&bytes)?;
+    Ok((bytes, names))
+}
+
+/// The reviewers a round's `waivers.jsonl` waives.
+pub(crate) fn parse_waivers(bytes: &[u8]) -> std::result::Result<Vec<String>, String> {
+    let lines = parse_jsonl(bytes, "waivers.jsonl")?;
     let mut names = Vec::new();
     for (i, v) in lines.iter().enumerate() {
         let quote = str_field(v, "user_quote").map(str::trim).unwrap_or("");
@@ -458,7 +475,7 @@ fn read_waivers(
             }
         }
     }
-    Ok((bytes, names))
+    Ok(names)
 }
 
 /// Waives a reviewer of a round that did not complete, with the user's words (G30, G32).
@@ -1157,7 +1174,7 @@ impl GateCache {
     /// Best effort: a repository that cannot be written still gets its gate decided.
     fn write(&self, (passed, reasons, document): &Decided) {
         let entry = json!({"passed": passed, "reasons": reasons, "document": document});
-        if store::atomic_write(&self.path, entry.to_string().as_bytes()).is_err() {
+        if store::cache_write(&self.path, entry.to_string().as_bytes()).is_err() {
             return;
         }
         let Some(dir) = self.path.parent() else {
@@ -1180,8 +1197,276 @@ impl GateCache {
     }
 }
 
-/// The gate's decision over the listed rounds, without the time it was asked at.
+/// The gate's decision over the listed rounds, without the time it was asked at: from the
+/// rounds' gate facts ([`facts::view`]), or by reading every record when a listed round names
+/// another series or round inside its `round.json` than where it is (only a hand-made record
+/// does), or when the facts cannot be read.
 fn decide(store: &Store, req: &GateRequest, targets: &[(String, String)]) -> Result<Decided> {
+    let mut views: BTreeMap<String, facts::View> = BTreeMap::new();
+    for (s, _) in targets {
+        if views.contains_key(s) {
+            continue;
+        }
+        match facts::view(store, s) {
+            Ok(v) => {
+                views.insert(s.clone(), v);
+            }
+            Err(_) => return decide_reading_records(store, req, targets),
+        }
+    }
+    let odd = targets.iter().any(|(s, r)| {
+        views[s].facts.get(r).is_some_and(|f| {
+            f.round_error.is_none() && (f.series_named != *s || f.round_named != *r)
+        })
+    });
+    if odd {
+        return decide_reading_records(store, req, targets);
+    }
+    Ok(decide_from_facts(store, req, targets, &views))
+}
+
+/// Whether a finding no longer blocks, from the facts of its series: a class that never blocks,
+/// a resolving disposition, or a duplicate whose chain ends in a resolved finding. A cycle or a
+/// missing target stays open.
+fn resolved_by_facts(
+    view: &facts::View,
+    round: &str,
+    id: &str,
+    seen: &mut Vec<(String, String)>,
+) -> bool {
+    let key = (round.to_string(), id.to_string());
+    if seen.contains(&key) {
+        return false;
+    }
+    seen.push(key);
+    let Some(f) = view.facts.get(round) else {
+        return false;
+    };
+    if f.findings_error.is_some() || f.ledger_error.is_some() {
+        return false;
+    }
+    let Some(blocking) = f.finding(id) else {
+        return false;
+    };
+    match f.in_force.get(id) {
+        None => !blocking,
+        Some((disposition, of)) => match disposition.as_str() {
+            "duplicate" => match of {
+                Some((r, of)) => resolved_by_facts(view, r, of, seen),
+                None => false,
+            },
+            "fixed" | "rejected" | "deferred" | "answered" | "accepted" | "auto_deferred" => true,
+            _ => !blocking,
+        },
+    }
+}
+
+/// [`decide_reading_records`] from the gate facts: the same reasons in the same order.
+fn decide_from_facts(
+    store: &Store,
+    req: &GateRequest,
+    targets: &[(String, String)],
+    views: &BTreeMap<String, facts::View>,
+) -> Decided {
+    let mut reasons: Vec<String> = Vec::new();
+    // (order, series, round, facts) of each listed round that could be read.
+    let mut listed: Vec<(usize, &str, &str, &facts::RoundFacts)> = Vec::new();
+    for (i, (s, r)) in targets.iter().enumerate() {
+        let Some(f) = views[s].facts.get(r) else {
+            reasons.push(format!(
+                "{s}:{r}: cannot be read: {}",
+                record::not_recorded(s, r).message
+            ));
+            continue;
+        };
+        if let Some(e) = &f.round_error {
+            reasons.push(format!("{s}:{r}: cannot be read: {e}"));
+            continue;
+        }
+        if f.dry_run {
+            reasons.push(format!("{s}:{r}: is a dry run; no reviewer ran"));
+            continue;
+        }
+        if f.stopped() {
+            reasons.push(format!(
+                "{s}:{r}: stopped before recording findings (counts as a dry run)"
+            ));
+            continue;
+        }
+        if let Some(e) = &f.findings_error {
+            reasons.push(format!("{s}:{r}: cannot be read: {e}"));
+            continue;
+        }
+        listed.push((i, s, r, f));
+    }
+
+    // Every recorded round of each named series must be in the list.
+    let series_names: Vec<&str> = views.keys().map(String::as_str).collect();
+    let wanted: std::collections::HashSet<(&str, &str)> = targets
+        .iter()
+        .map(|(s, r)| (s.as_str(), r.as_str()))
+        .collect();
+    for s in &series_names {
+        let view = &views[*s];
+        for n in &view.names {
+            if wanted.contains(&(*s, n.as_str())) {
+                continue;
+            }
+            let skip = view
+                .facts
+                .get(n)
+                .is_some_and(|f| f.round_error.is_none() && (f.dry_run || f.stopped()));
+            if !skip {
+                reasons.push(format!(
+                    "{s}: round {n} of the series is not in the gate list"
+                ));
+            }
+        }
+    }
+
+    // A history that replaced a completed reviewer's result (a commit written by hand: `git
+    // spar record` refuses it) blocks, whatever the tip says now; so do gate facts written by
+    // hand that say what the records do not.
+    for s in &series_names {
+        reasons.extend(views[*s].history.iter().cloned());
+        reasons.extend(views[*s].lies.iter().cloned());
+    }
+
+    // The newest listed round of each stage: every reviewer completed or waived.
+    let mut newest: BTreeMap<(&str, &str), (&str, &facts::RoundFacts)> = BTreeMap::new();
+    for (_, s, r, f) in &listed {
+        let key = (*s, f.stage.as_str());
+        let later = newest
+            .get(&key)
+            .is_none_or(|(n, _)| round_number(r) >= round_number(n));
+        if later {
+            newest.insert(key, (r, f));
+        }
+    }
+    for ((s, _), (r, f)) in &newest {
+        if let Some(e) = &f.waivers_error {
+            reasons.push(format!("{s}:{r}: {e}"));
+        }
+        for (name, status) in &f.reviewers {
+            if status != "completed" && !f.waived.contains(name) {
+                reasons.push(format!(
+                    "{s}:{r}: required reviewer {name} is {status} and not waived"
+                ));
+            }
+        }
+    }
+
+    // Open blocking findings, duplicates followed to their end.
+    let mut open_count = 0usize;
+    for (_, s, r, f) in &listed {
+        if let Some(e) = &f.ledger_error {
+            reasons.push(format!("{s}:{r}: {e}"));
+            continue;
+        }
+        for (id, class, claim) in &f.blocking {
+            if !resolved_by_facts(&views[*s], r, id, &mut Vec::new()) {
+                open_count += 1;
+                reasons.push(format!("{s}:{r}: {id} ({class}) is open: {claim}"));
+            }
+        }
+    }
+
+    // The change must not have moved after review (G27).
+    let newest_head = listed
+        .iter()
+        .max_by(|a, b| a.3.started_at.cmp(&b.3.started_at).then(a.0.cmp(&b.0)))
+        .map(|l| l.3.head.clone());
+    let mut expect = Value::Null;
+    if let Some(rev) = &req.expect_head {
+        match store.resolve_commit(rev) {
+            Err(e) => reasons.push(format!("--expect-head {rev:?}: {}", e.message)),
+            Ok(id) => {
+                let id = id.to_string();
+                expect = json!(id);
+                if let Some(h) = &newest_head {
+                    if *h != id {
+                        reasons.push(format!(
+                            "--expect-head {rev} is {id}, but the newest round reviewed {h}: the change moved after review"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    let auto_deferred: u64 = listed.iter().map(|l| l.3.auto_deferred).sum();
+    let growth: Vec<Value> = listed
+        .iter()
+        .map(|(_, s, r, f)| {
+            json!({
+                "series": s,
+                "round": r,
+                "stage": f.stage,
+                "findings": f.findings,
+                "in_check_paths": f.in_check_paths,
+                "outside_check_paths": f.findings - f.in_check_paths,
+            })
+        })
+        .collect();
+    let mut uncovered: Vec<String> = listed
+        .iter()
+        .flat_map(|l| l.3.standpoints_uncovered.iter().cloned())
+        .collect();
+    uncovered.sort();
+    uncovered.dedup();
+    finish_decision(
+        targets,
+        reasons,
+        newest_head,
+        expect,
+        open_count,
+        auto_deferred as usize,
+        growth,
+        uncovered,
+    )
+}
+
+/// The decision document from what the gate found.
+#[allow(clippy::too_many_arguments)]
+fn finish_decision(
+    targets: &[(String, String)],
+    reasons: Vec<String>,
+    newest_head: Option<String>,
+    expect: Value,
+    open_count: usize,
+    auto_deferred: usize,
+    growth: Vec<Value>,
+    uncovered: Vec<String>,
+) -> Decided {
+    // One reason per line, whatever a reviewer's claim or an error message holds.
+    let reasons: Vec<String> = reasons
+        .into_iter()
+        .map(|r| r.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    let passed = reasons.is_empty();
+    let document = json!({
+        "schema": GATE_SCHEMA,
+        "result": if passed { "passed" } else { "blocked" },
+        "reasons": reasons,
+        "rounds": targets.iter().map(|(s, r)| format!("{s}:{r}")).collect::<Vec<_>>(),
+        "head": newest_head,
+        "expect_head": expect,
+        "open_findings": open_count,
+        "auto_deferred": auto_deferred,
+        "growth": growth,
+        "standpoints_uncovered": uncovered,
+        "previous_gate_digest": Value::Null,
+        "at": Value::Null,
+    });
+    (passed, reasons, document)
+}
+
+/// The gate's decision read from every listed round's records and the series' whole history.
+fn decide_reading_records(
+    store: &Store,
+    req: &GateRequest,
+    targets: &[(String, String)],
+) -> Result<Decided> {
     let mut reasons: Vec<String> = Vec::new();
     let mut listed: Vec<Listed> = Vec::new();
     for (i, (s, r)) in targets.iter().enumerate() {
@@ -1375,27 +1660,16 @@ fn decide(store: &Store, req: &GateRequest, targets: &[(String, String)]) -> Res
         .collect();
     uncovered.sort();
     uncovered.dedup();
-    // One reason per line, whatever a reviewer's claim or an error message holds.
-    let reasons: Vec<String> = reasons
-        .into_iter()
-        .map(|r| r.split_whitespace().collect::<Vec<_>>().join(" "))
-        .collect();
-    let passed = reasons.is_empty();
-    let document = json!({
-        "schema": GATE_SCHEMA,
-        "result": if passed { "passed" } else { "blocked" },
-        "reasons": reasons,
-        "rounds": targets.iter().map(|(s, r)| format!("{s}:{r}")).collect::<Vec<_>>(),
-        "head": newest_head,
-        "expect_head": expect,
-        "open_findings": open_count,
-        "auto_deferred": auto_deferred,
-        "growth": growth,
-        "standpoints_uncovered": uncovered,
-        "previous_gate_digest": Value::Null,
-        "at": Value::Null,
-    });
-    Ok((passed, reasons, document))
+    Ok(finish_decision(
+        targets,
+        reasons,
+        newest_head,
+        expect,
+        open_count,
+        auto_deferred,
+        growth,
+        uncovered,
+    ))
 }
 
 /// The number of a round name `<stage>-<n>` (0 when it has none), so `code-10` follows `code-9`.

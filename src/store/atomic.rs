@@ -38,3 +38,24 @@ pub fn atomic_write_mode(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result
         .ctx(format!("replacing {}", path.display()))?;
     Ok(())
 }
+
+/// Writes a cache file (something derived again when it is missing or cannot be read): a
+/// temporary file renamed over the target, not synced. A crash may leave it empty or cut
+/// short, which a reader takes as no cache; a gate on every push does not wait for the disk.
+pub fn cache_write(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).ctx(format!("creating {}", dir.display()))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .ctx(format!("creating a temporary file in {}", dir.display()))?;
+    tmp.write_all(bytes)
+        .ctx(format!("writing {}", path.display()))?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .ctx(format!("replacing {}", path.display()))?;
+    Ok(())
+}

@@ -12,7 +12,7 @@ mod lock;
 mod refdb;
 mod reftable;
 
-pub use atomic::{atomic_write, atomic_write_mode};
+pub use atomic::{atomic_write, atomic_write_mode, cache_write};
 pub use lock::{lock, try_lock, Lock};
 pub use refdb::LeftLock;
 
@@ -1064,6 +1064,44 @@ impl Store {
             current = id;
         }
         Ok(Some(current))
+    }
+
+    /// The id of the folder at `path` in `tree`, or None when there is none or it is a file;
+    /// each folder is read once per store.
+    pub fn folder_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
+        let mut current = tree;
+        for name in path.split('/').filter(|p| !p.is_empty()) {
+            let index = self.tree_index(current)?;
+            match index.get(name.as_bytes()) {
+                Some(&(id, EntryNature::Tree)) => current = id,
+                _ => return Ok(None),
+            }
+        }
+        Ok(Some(current))
+    }
+
+    /// The id of the file at `path` in `tree`, or None when there is none or it is a folder;
+    /// each folder is read once per store.
+    pub fn file_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+        let Some(folder) = self.folder_at(tree, dir)? else {
+            return Ok(None);
+        };
+        Ok(match self.tree_index(folder)?.get(name.as_bytes()) {
+            Some(&(id, EntryNature::Blob)) => Some(id),
+            _ => None,
+        })
+    }
+
+    /// The names of the entries of a folder (files and folders), sorted by name.
+    pub fn folder_names(&self, folder: ObjectId) -> Result<Vec<String>> {
+        let mut out: Vec<String> = self
+            .tree_index(folder)?
+            .keys()
+            .map(|k| String::from_utf8_lossy(k).into_owned())
+            .collect();
+        out.sort();
+        Ok(out)
     }
 
     /// The names of the entries that differ between two folders (added, removed or changed),

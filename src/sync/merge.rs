@@ -617,6 +617,8 @@ fn split_series(files: Vec<(String, ObjectId)>) -> (Files, BTreeMap<String, File
     let mut rounds: BTreeMap<String, Files> = BTreeMap::new();
     for (path, blob) in files {
         match path.strip_prefix("rounds/").and_then(|p| p.split_once('/')) {
+            // A round's gate facts are derived again from the merged files.
+            Some((_, crate::spar::facts::FACTS_FILE)) => {}
             Some((round, rest)) => {
                 rounds
                     .entry(round.to_string())
@@ -799,6 +801,19 @@ pub fn series(store: &Store, series: &str, ours: ObjectId, theirs: ObjectId) -> 
                     files.insert("round.json".into(), store.blob_id(&out)?);
                 }
             }
+        }
+        // The gate facts of the merged round, from its merged files.
+        if files.contains_key("round.json") {
+            let inputs: Vec<_> = crate::spar::facts::INPUTS
+                .iter()
+                .map(|f| (*f, files.get(*f).copied(), None))
+                .collect();
+            let facts = crate::spar::facts::derive(store, series, &name, &inputs)?;
+            let bytes = crate::spar::record::pretty(&facts);
+            files.insert(
+                crate::spar::facts::FACTS_FILE.to_string(),
+                store.blob_id(&bytes)?,
+            );
         }
         for (rest, blob) in files {
             list.push((format!("rounds/{name}/{rest}"), blob));
@@ -996,11 +1011,30 @@ mod tests {
             assert!(m.renamed.is_empty(), "{:?}", m.renamed);
             assert!(m.notes.is_empty(), "{:?}", m.notes);
             let rounds = store.tree_blobs(m.tree).unwrap();
-            let names: Vec<&str> = rounds.iter().map(|(p, _)| p.as_str()).collect();
+            // The round's gate facts are derived from the merged files (checked below).
+            let names: Vec<&str> = rounds
+                .iter()
+                .map(|(p, _)| p.as_str())
+                .filter(|p| !p.ends_with(crate::spar::facts::FACTS_FILE))
+                .collect();
             assert_eq!(
                 names,
                 ["rounds/code-1/ledger.jsonl", "rounds/code-1/round.json"]
             );
+            let facts: Value = serde_json::from_slice(
+                &store
+                    .read_file_in_tree(m.tree, "rounds/code-1/gate-facts.json")
+                    .unwrap()
+                    .unwrap(),
+            )
+            .unwrap();
+            for file in ["ledger.jsonl", "round.json"] {
+                let blob = store
+                    .file_at(m.tree, &format!("rounds/code-1/{file}"))
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(facts["inputs"][file], blob.to_string(), "{file}");
+            }
             let rj = String::from_utf8(
                 store
                     .read_file_in_tree(m.tree, "rounds/code-1/round.json")

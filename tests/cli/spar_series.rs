@@ -674,7 +674,7 @@ fn caps_refuse_a_run_past_the_cap_and_cap_report_shows_them() {
     fx.spar(&[
         "extend", "s", "--stage", "code", "--by", "1", "--cause", "churn",
     ])
-    .ok();
+    .code(0);
     fx.run("s", &[]).ok(); // code-4, counted
     fx.refuse("s", 65, &run, "(2 of 2)");
     fx.spar(&["extend", "s", "--stage", "plan", "--by", "1"])
@@ -944,4 +944,224 @@ fn a_hand_made_commit_replacing_a_completed_result_is_refused_by_gate_and_server
         tip,
         "the server kept its records"
     );
+}
+
+/// Commits `bytes` at `path` of series `s` with plain git (a hand-made record), moving the ref;
+/// returns the tip before.
+fn forge(fx: &Fixture, path: &str, bytes: &[u8]) -> String {
+    let tip = fx.tip("s");
+    let index = fx.tmp("forged-index");
+    let _ = std::fs::remove_file(&index);
+    let index = index.to_str().unwrap();
+    let env = [("GIT_INDEX_FILE", index)];
+    fx.repo.git_env(&["read-tree", &tip], &env).ok();
+    std::fs::write(fx.tmp("forged-file"), bytes).unwrap();
+    let blob = fx
+        .repo
+        .git(&["hash-object", "-w", fx.tmp("forged-file").to_str().unwrap()]);
+    let cacheinfo = format!("100644,{},{path}", blob.trim());
+    fx.repo
+        .git_env(&["update-index", "--add", "--cacheinfo", &cacheinfo], &env)
+        .ok();
+    let tree = fx.repo.git_env(&["write-tree"], &env);
+    let tree = tree.ok().stdout.clone();
+    let forged = fx.repo.git(&[
+        "commit-tree",
+        tree.trim(),
+        "-p",
+        &tip,
+        "-m",
+        "spar s code-1: triage\n\nSpar-Series: s\nSpar-Round: code-1",
+    ]);
+    fx.repo
+        .git(&["update-ref", "refs/spar/series/s", forged.trim(), &tip]);
+    tip
+}
+
+/// Every write of a round leaves its gate facts beside it, bound to the blobs they were derived
+/// from; facts written by hand that name those blobs but say the round has nothing open are
+/// caught (the gate derives its own and says so), whether the gate kept facts of the series
+/// before or not. Moving the ref back to the honest tip clears it.
+#[test]
+fn hand_written_gate_facts_that_lie_are_caught() {
+    let fx = Fixture::new("check_paths = [\"checks/**\"]\n");
+    mixed_round(&fx);
+    let facts: Value =
+        serde_json::from_str(&fx.show("s", "rounds/code-1/gate-facts.json")).unwrap();
+    assert_eq!(facts["schema"], "spar-gate-facts/1");
+    for input in ["round.json", "findings.json", "ledger.jsonl"] {
+        let blob = fx.repo.git(&[
+            "rev-parse",
+            &format!("refs/spar/series/s:rounds/code-1/{input}"),
+        ]);
+        assert_eq!(facts["inputs"][input], blob.trim(), "{input}");
+    }
+    assert_eq!(facts["blocking"].as_array().unwrap().len(), 3, "{facts}");
+    let honest = fx.spar(&["gate", "s:code-1"]);
+    assert_eq!(honest.code, 2, "{honest}");
+    assert!(!honest.stdout.contains("gate-facts.json"), "{honest}");
+
+    // The lie: nothing blocking, every id harmless; the inputs left as they are.
+    let mut lie = facts.clone();
+    lie["blocking"] = json!([]);
+    let harmless = "n".repeat(lie["blocks"].as_str().unwrap().len());
+    lie["blocks"] = json!(harmless);
+    let lie = serde_json::to_vec_pretty(&lie).unwrap();
+    forge(&fx, "rounds/code-1/gate-facts.json", &lie);
+    let says = "s: round code-1: its gate-facts.json says what its records do not";
+    for kept in [true, false] {
+        if !kept {
+            std::fs::remove_dir_all(fx.repo.path().join(".git/spar/cache")).unwrap();
+        }
+        let g = fx.spar(&["gate", "s:code-1", "--json"]);
+        assert_eq!(g.code, 2, "{g}");
+        let doc: Value = serde_json::from_str(&g.stdout).unwrap();
+        let reasons: Vec<&str> = doc["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_str().unwrap())
+            .collect();
+        assert!(reasons.iter().any(|r| r.starts_with(says)), "{g}");
+        // The gate's own facts still see the three open findings.
+        assert_eq!(doc["open_findings"], 3, "{g}");
+        assert!(
+            reasons
+                .iter()
+                .any(|r| r.contains("lint-F1 (defect) is open")),
+            "{g}"
+        );
+    }
+
+    // A triage rewrites the round's facts from its records: the lie is gone.
+    fx.spar(&[
+        "triage",
+        "s",
+        "code-1",
+        "lint-F2",
+        "answered",
+        "--user-quote",
+        "yes",
+    ])
+    .ok();
+    let g = fx.spar(&["gate", "s:code-1"]);
+    assert_eq!(g.code, 2, "{g}");
+    assert!(!g.stdout.contains("gate-facts.json"), "{g}");
+    let facts: Value =
+        serde_json::from_str(&fx.show("s", "rounds/code-1/gate-facts.json")).unwrap();
+    assert_eq!(facts["in_force"]["lint-F2"][0], "answered", "{facts}");
+
+    // The ref moved back to before the lie (not a descendant of what the gate kept): decided
+    // from the records again, with no trace of the lie.
+    let mut lie = facts.clone();
+    lie["blocking"] = json!([]);
+    let lie = serde_json::to_vec_pretty(&lie).unwrap();
+    let lied = forge(&fx, "rounds/code-1/gate-facts.json", &lie);
+    assert!(fx.spar(&["gate", "s:code-1"]).stdout.contains(says));
+    fx.repo
+        .git(&["update-ref", "refs/spar/series/s", &lied, &fx.tip("s")]);
+    let back = fx.spar(&["gate", "s:code-1"]);
+    assert_eq!(back.code, 2, "{back}");
+    assert!(!back.stdout.contains("gate-facts.json"), "{back}");
+    assert!(back.stdout.contains("lint-F1 (defect) is open"), "{back}");
+}
+
+/// The history rule holds with kept facts: a commit replacing a completed result found after
+/// the gate kept the series is reported; when the ref is set back to before it, it is not.
+#[test]
+fn the_replaced_result_rule_holds_across_kept_facts() {
+    let fx = Fixture::new("");
+    mixed_round(&fx);
+    let first = fx.spar(&["gate", "s:code-1"]);
+    assert_eq!(first.code, 2, "{first}");
+    assert!(!first.stdout.contains("replaces"), "{first}");
+    let tip = forge(&fx, "rounds/code-1/findings.json", b"[]\n");
+    let g = fx.spar(&["gate", "s:code-1"]);
+    assert_eq!(g.code, 2, "{g}");
+    assert!(
+        g.stdout
+            .contains("replaces the completed result of lint in round code-1"),
+        "{g}"
+    );
+    // Later writes keep it: the history is the audit log.
+    fx.spar(&[
+        "extend", "s", "--stage", "code", "--by", "1", "--cause", "churn",
+    ])
+    .ok();
+    let g = fx.spar(&["gate", "s:code-1"]);
+    assert!(g.stdout.contains("replaces the completed result"), "{g}");
+    fx.repo
+        .git(&["update-ref", "refs/spar/series/s", &tip, &fx.tip("s")]);
+    let back = fx.spar(&["gate", "s:code-1"]);
+    assert_eq!(back.code, 2, "{back}");
+    assert!(!back.stdout.contains("replaces"), "{back}");
+}
+
+/// A reviewer result handed to `git spar record` as a stream of 1 GiB is refused once 32 MiB
+/// have been read (memory stays bounded; nothing is recorded), and a result of the allowed
+/// size on the same stream still lands.
+#[test]
+fn record_refuses_a_result_larger_than_32_mib_from_a_stream() {
+    use std::io::Write;
+    let fx = Fixture::new("");
+    std::fs::write(
+        fx.tmp("user.toml"),
+        "timeout_seconds = 30\n[[reviewers]]\nname = \"host\"\npreset = \"native\"\n",
+    )
+    .unwrap();
+    fx.run("s", &[]).ok();
+    let before = fx.tip("s");
+    let mut child = fx
+        .command(&["record", "s", "code-1", "host", "--result", "/dev/stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = vec![b' '; 1 << 20];
+        let _ = stdin.write_all(b"{\"findings\": [");
+        let mut sent = 0usize;
+        for _ in 0..1024 {
+            if stdin.write_all(&chunk).is_err() {
+                break;
+            }
+            sent += chunk.len();
+        }
+        sent
+    });
+    let out = child.wait_with_output().unwrap();
+    let sent = writer.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{stderr}");
+    assert!(
+        stderr.contains("--result /dev/stdin: larger than 32 MiB"),
+        "{stderr}"
+    );
+    assert!(sent < 1 << 30, "the whole stream was read");
+    assert_eq!(fx.tip("s"), before, "nothing was recorded");
+
+    let mut child = fx
+        .command(&["record", "s", "code-1", "host", "--result", "/dev/stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let body = result(&fx.head, vec![defect("D1")]).to_string();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(fx.tip("s"), before);
 }

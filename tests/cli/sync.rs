@@ -1022,3 +1022,46 @@ fn an_evidence_chain_that_does_not_replay_is_not_synced() {
         .trim()
         .is_empty());
 }
+
+/// A sync merge derives each merged round's gate facts from the merged files: a round renamed
+/// by the merge has facts naming its new folder and its rewritten `round.json`, every input
+/// blob is the merged one, and the gate of every clone passes with no complaint about facts.
+#[test]
+fn spar_gate_facts_follow_a_sync_merge() {
+    let t = team(2);
+    t.review(0, "s").ok();
+    t.review(1, "s").ok();
+    let (a, b) = (&t.clones[0], &t.clones[1]);
+    t.spar(0, &["sync"]).ok();
+    t.spar(1, &["sync"]).ok();
+    t.spar(0, &["sync"]).ok();
+    for repo in [a, b] {
+        for r in ["code-1", "code-2"] {
+            let facts: Value = serde_json::from_str(&show(
+                repo,
+                &format!("refs/spar/series/s:rounds/{r}/gate-facts.json"),
+            ))
+            .unwrap();
+            assert_eq!(facts["folder"], r, "{facts}");
+            assert_eq!(facts["round_named"], r, "{facts}");
+            for input in ["round.json", "findings.json", "ledger.jsonl"] {
+                let blob = repo.git(&[
+                    "rev-parse",
+                    &format!("refs/spar/series/s:rounds/{r}/{input}"),
+                ]);
+                assert_eq!(facts["inputs"][input], blob.trim(), "{r} {input}");
+            }
+            assert_eq!(
+                facts["reviewers"],
+                json!([["peer", "completed"]]),
+                "{facts}"
+            );
+        }
+        let gate = Run::of(
+            repo.command("git-spar")
+                .args(["gate", "s:code-1", "s:code-2", "--json"]),
+        );
+        assert_eq!(gate.code, 0, "{gate}");
+        assert!(!gate.stdout.contains("gate-facts"), "{gate}");
+    }
+}

@@ -1,0 +1,491 @@
+//! Gate facts: what `git spar gate` needs of one round, so a gate reads a few small facts per
+//! round instead of every round's findings, ledger and history (issue 21).
+//!
+//! Two places hold them:
+//!
+//! - `rounds/<round>/gate-facts.json` in the series commit, written by every command that writes
+//!   a round's files ([`super::record::write_round`]) and by the merge of `git spar sync`, and
+//!   bound to what it was derived from: the blob ids of `round.json`, `findings.json`,
+//!   `ledger.jsonl` and `waivers.jsonl`. It is never trusted: a fact whose inputs are those of
+//!   the round but which says something else was written by hand, and blocks the gate. One
+//!   whose inputs are not the round's any more (a tool that did not know facts wrote the round
+//!   since) is stale and ignored.
+//! - The facts the gate derived itself, kept per series under
+//!   `<common dir>/spar/cache/facts/<series>.json` with the tip they hold for, the commits whose
+//!   history was checked and what that check found ([`super::record::replaced_in`]). The next
+//!   gate derives only the rounds whose files changed between that tip and the new one, and
+//!   checks only the commits not seen before: its cost grows with what was written since the
+//!   last gate. A kept file that cannot be read, or was written by another build, is ignored
+//!   and everything is derived again.
+//!
+//! The kept decision of the gate (`spar/cache/gate/`) stays a second level on top of these.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::record;
+use super::series::{parse_ledger, parse_waivers, BLOCKING};
+use crate::error::Result;
+use crate::store::{self, ObjectId, Store};
+
+/// The file of a round's gate facts in the series tree.
+pub const FACTS_FILE: &str = "gate-facts.json";
+
+/// The schema of a round's gate facts.
+pub const FACTS_SCHEMA: &str = "spar-gate-facts/1";
+
+/// The round files the facts are derived from.
+pub const INPUTS: [&str; 4] = [
+    "round.json",
+    "findings.json",
+    "ledger.jsonl",
+    "waivers.jsonl",
+];
+
+/// What the gate needs of one round (a folder under `rounds/`). Errors are the words the gate
+/// reports for a record it cannot read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundFacts {
+    pub schema: String,
+    /// The series and the folder the facts were derived for.
+    pub series: String,
+    pub folder: String,
+    /// The blob ids of the inputs that are present.
+    pub inputs: BTreeMap<String, String>,
+    /// Why `round.json` cannot be read, if it cannot.
+    pub round_error: Option<String>,
+    /// From `round.json`: the series and round it names, its stage, head and start.
+    pub series_named: String,
+    pub round_named: String,
+    pub stage: String,
+    pub head: String,
+    pub started_at: String,
+    pub dry_run: bool,
+    pub finished: bool,
+    /// Each reviewer's name and status.
+    pub reviewers: Vec<(String, String)>,
+    pub standpoints_uncovered: Vec<String>,
+    /// Why `findings.json` cannot be read, if it cannot.
+    pub findings_error: Option<String>,
+    pub has_findings_file: bool,
+    pub findings: u64,
+    pub in_check_paths: u64,
+    pub auto_deferred: u64,
+    /// Every finding id in file order, one a line (ids are `<reviewer>-F<n>`), and for each
+    /// `y` when its class blocks, else `n`: two strings, so a series' kept facts stay small.
+    pub ids: String,
+    pub blocks: String,
+    /// The blocking findings in file order: id, class, claim.
+    pub blocking: Vec<(String, String, String)>,
+    /// Why `ledger.jsonl` cannot be read, if it cannot.
+    pub ledger_error: Option<String>,
+    /// The disposition in force per finding id of this round, and for a duplicate what it
+    /// points to (round, id).
+    pub in_force: BTreeMap<String, (String, Option<(String, String)>)>,
+    /// Why `waivers.jsonl` cannot be read, if it cannot.
+    pub waivers_error: Option<String>,
+    pub waived: Vec<String>,
+}
+
+impl RoundFacts {
+    /// Whether the round has a finding `id`, and if so whether its class blocks (the first
+    /// finding of that id, as a lookup in `findings.json` finds it).
+    pub fn finding(&self, id: &str) -> Option<bool> {
+        if self.blocks.is_empty() {
+            return None;
+        }
+        let at = self.ids.split('\n').position(|i| i == id)?;
+        Some(self.blocks.as_bytes().get(at) == Some(&b'y'))
+    }
+
+    /// Stopped before it recorded findings (no finish and no `findings.json`): counts as a dry
+    /// run (G29).
+    pub fn stopped(&self) -> bool {
+        !self.finished && !self.has_findings_file
+    }
+}
+
+/// One input of [`derive`]: its file name, its blob id (None: absent) and its bytes when they
+/// are at hand already.
+pub type Input<'a> = (&'a str, Option<ObjectId>, Option<&'a [u8]>);
+
+/// Derives a round's facts from its input files (`(name, blob id, bytes when already at hand)`,
+/// in the order of [`INPUTS`]).
+pub fn derive(
+    store: &Store,
+    series: &str,
+    folder: &str,
+    inputs: &[Input<'_>],
+) -> Result<RoundFacts> {
+    let mut ids = BTreeMap::new();
+    let mut bytes: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
+    for (name, id, given) in inputs {
+        let Some(id) = id else { continue };
+        ids.insert(name.to_string(), id.to_string());
+        let b = match given {
+            Some(b) => b.to_vec(),
+            None => store.blob(*id)?,
+        };
+        bytes.insert(name, b);
+    }
+    let mut f = RoundFacts {
+        schema: FACTS_SCHEMA.to_string(),
+        series: series.to_string(),
+        folder: folder.to_string(),
+        inputs: ids,
+        round_error: None,
+        series_named: String::new(),
+        round_named: String::new(),
+        stage: String::new(),
+        head: String::new(),
+        started_at: String::new(),
+        dry_run: false,
+        finished: false,
+        reviewers: Vec::new(),
+        standpoints_uncovered: Vec::new(),
+        findings_error: None,
+        has_findings_file: bytes.contains_key("findings.json"),
+        findings: 0,
+        in_check_paths: 0,
+        auto_deferred: 0,
+        ids: String::new(),
+        blocks: String::new(),
+        blocking: Vec::new(),
+        ledger_error: None,
+        in_force: BTreeMap::new(),
+        waivers_error: None,
+        waived: Vec::new(),
+    };
+    let round = match bytes.get("round.json") {
+        None => Err(record::not_recorded(series, folder)),
+        Some(b) => record::parse_round(series, folder, b),
+    };
+    match round {
+        Err(e) => f.round_error = Some(e.message),
+        Ok(r) => {
+            f.series_named = r.series;
+            f.round_named = r.round;
+            f.stage = r.stage;
+            f.head = r.head;
+            f.started_at = r.started_at;
+            f.dry_run = r.dry_run;
+            f.finished = r.finished_at.is_some();
+            f.reviewers = r
+                .reviewers
+                .into_iter()
+                .map(|x| (x.name, x.status))
+                .collect();
+            f.standpoints_uncovered = r.standpoints_uncovered;
+        }
+    }
+    let findings = match bytes.get("findings.json") {
+        None => Ok(Vec::new()),
+        Some(b) => record::parse_findings(series, folder, b),
+    };
+    match findings {
+        Err(e) => f.findings_error = Some(e.message),
+        Ok(list) => {
+            f.findings = list.len() as u64;
+            f.in_check_paths = list.iter().filter(|x| x.in_check_paths).count() as u64;
+            f.auto_deferred = list.iter().filter(|x| x.auto_deferred).count() as u64;
+            for x in list {
+                let blocks = BLOCKING.contains(&x.class.as_str());
+                if !f.ids.is_empty() {
+                    f.ids.push('\n');
+                }
+                f.ids.push_str(&x.id);
+                f.blocks.push(if blocks { 'y' } else { 'n' });
+                if blocks {
+                    f.blocking.push((x.id, x.class, x.claim));
+                }
+            }
+        }
+    }
+    let empty = Vec::new();
+    match parse_ledger(bytes.get("ledger.jsonl").unwrap_or(&empty), folder) {
+        Err(e) => f.ledger_error = Some(e),
+        Ok(entries) => {
+            for e in entries {
+                if f.finding(&e.finding).is_some() {
+                    f.in_force.insert(e.finding, (e.disposition, e.of));
+                }
+            }
+        }
+    }
+    match parse_waivers(bytes.get("waivers.jsonl").unwrap_or(&empty)) {
+        Err(e) => f.waivers_error = Some(e),
+        Ok(w) => f.waived = w,
+    }
+    Ok(f)
+}
+
+/// Derives the facts of the round in folder `rounds/<folder>` of `tree`; None when it has no
+/// `round.json` (not a round: no facts are written for it).
+pub fn derive_in_tree(
+    store: &Store,
+    series: &str,
+    tree: ObjectId,
+    folder: &str,
+) -> Result<RoundFacts> {
+    let mut inputs = Vec::new();
+    for name in INPUTS {
+        inputs.push((
+            name,
+            store.file_at(tree, &format!("rounds/{folder}/{name}"))?,
+            None,
+        ));
+    }
+    derive(store, series, folder, &inputs)
+}
+
+/// What a gate knows of a series at its tip.
+#[derive(Debug, Default)]
+pub struct View {
+    /// The rounds in the order `git spar` lists them (see [`record::round_names`]).
+    pub names: Vec<String>,
+    /// The facts of every entry under `rounds/`, by folder name.
+    pub facts: BTreeMap<String, RoundFacts>,
+    /// What the history check found (completed results replaced).
+    pub history: Vec<String>,
+    /// Rounds whose recorded gate facts say something their records do not.
+    pub lies: Vec<String>,
+}
+
+/// The facts kept for one series.
+#[derive(Debug, Serialize, Deserialize)]
+struct Kept {
+    schema: String,
+    build: String,
+    series: String,
+    tip: String,
+    /// The round names of the first-parent chain, in the order first written.
+    chain: Vec<String>,
+    /// Every commit whose history check is in `history`.
+    commits: Vec<String>,
+    history: Vec<String>,
+    rounds: BTreeMap<String, RoundFacts>,
+    lies: BTreeSet<String>,
+}
+
+const KEPT_SCHEMA: &str = "spar-gate-facts-kept/1";
+
+fn kept_path(store: &Store, series: &str) -> PathBuf {
+    store
+        .common_dir()
+        .join("spar/cache/facts")
+        .join(format!("{series}.json"))
+}
+
+fn read_kept(store: &Store, series: &str) -> Option<Kept> {
+    let bytes = std::fs::read(kept_path(store, series)).ok()?;
+    let k: Kept = serde_json::from_slice(&bytes).ok()?;
+    (k.schema == KEPT_SCHEMA && k.build == env!("CARGO_PKG_VERSION") && k.series == series)
+        .then_some(k)
+}
+
+fn view_of(k: Kept, series: &str) -> View {
+    let chain: HashSet<&String> = k.chain.iter().collect();
+    // `rounds` is a BTreeMap: the names the chain does not know come sorted, as in
+    // `record::round_names`.
+    let rest: Vec<String> = k
+        .rounds
+        .keys()
+        .filter(|n| !chain.contains(n))
+        .cloned()
+        .collect();
+    let lies = k.lies.iter().map(|n| lie_reason(series, n)).collect();
+    let mut names = k.chain;
+    names.extend(rest);
+    View {
+        names,
+        facts: k.rounds,
+        history: k.history,
+        lies,
+    }
+}
+
+fn lie_reason(series: &str, round: &str) -> String {
+    format!(
+        "{series}: round {round}: its {FACTS_FILE} says what its records do not; gate facts are written by git spar only"
+    )
+}
+
+/// Whether the facts recorded in the tree for this round contradict the derived ones: they
+/// name the same inputs but say something else (or cannot be read at all).
+fn lies(store: &Store, tree: ObjectId, folder: &str, derived: &RoundFacts) -> Result<bool> {
+    let Some(id) = store.file_at(tree, &format!("rounds/{folder}/{FACTS_FILE}"))? else {
+        return Ok(false);
+    };
+    let Ok(recorded) = serde_json::from_slice::<RoundFacts>(&store.blob(id)?) else {
+        return Ok(true);
+    };
+    Ok(recorded.inputs == derived.inputs && recorded != *derived)
+}
+
+/// The gate's view of a series at its tip: the kept facts brought up to the tip, deriving only
+/// what changed since they were kept (everything when nothing is kept).
+pub fn view(store: &Store, series: &str) -> Result<View> {
+    let Some(tip) = record::series_tip(store, series)? else {
+        return Ok(View::default());
+    };
+    let kept = read_kept(store, series);
+    let kept = match kept {
+        Some(k) if ObjectId::from_hex(k.tip.as_bytes()).ok() == Some(tip) => {
+            return Ok(view_of(k, series))
+        }
+        other => other,
+    };
+    let k = match update(store, series, tip, kept)? {
+        Some(k) => k,
+        // The old tip is not in the new tip's history (the ref was moved back or aside): what
+        // was kept may hold commits that are gone, so everything is derived again.
+        None => update(store, series, tip, None)?.unwrap_or_else(|| empty(series)),
+    };
+    // Best effort: a repository that cannot be written still gets its gate decided.
+    if let Ok(bytes) = serde_json::to_vec(&k) {
+        let _ = store::cache_write(&kept_path(store, series), &bytes);
+    }
+    Ok(view_of(k, series))
+}
+
+fn empty(series: &str) -> Kept {
+    Kept {
+        schema: KEPT_SCHEMA.to_string(),
+        build: env!("CARGO_PKG_VERSION").to_string(),
+        series: series.to_string(),
+        tip: String::new(),
+        chain: Vec::new(),
+        commits: Vec::new(),
+        history: Vec::new(),
+        rounds: BTreeMap::new(),
+        lies: BTreeSet::new(),
+    }
+}
+
+/// Brings `kept` (None: nothing) up to `tip`; None when the kept tip is not an ancestor of it.
+/// `kept.commits` is exactly the history of `kept.tip`, so the walk stops at those commits.
+fn update(store: &Store, series: &str, tip: ObjectId, kept: Option<Kept>) -> Result<Option<Kept>> {
+    let mut k = kept.unwrap_or_else(|| empty(series));
+    let old_tip = ObjectId::from_hex(k.tip.as_bytes()).ok();
+    let known: HashSet<ObjectId> = k
+        .commits
+        .iter()
+        .filter_map(|c| ObjectId::from_hex(c.as_bytes()).ok())
+        .collect();
+
+    // The commits not checked before: each against its parents (the history rule).
+    let mut seen: HashSet<ObjectId> = HashSet::new();
+    let mut stack = vec![tip];
+    let mut fresh = Vec::new();
+    let mut reached_old = false;
+    while let Some(id) = stack.pop() {
+        if known.contains(&id) {
+            reached_old |= Some(id) == old_tip;
+            continue;
+        }
+        if !seen.insert(id) {
+            continue;
+        }
+        let info = store.commit_info(id)?;
+        stack.extend(info.parents.iter().copied());
+        fresh.push(info);
+    }
+    if old_tip.is_some() && !reached_old {
+        return Ok(None);
+    }
+    let mut history = std::mem::take(&mut k.history);
+    for info in &fresh {
+        record::replaced_in(store, series, info, &mut history)?;
+    }
+    history.sort();
+    history.dedup();
+    k.history = history;
+    k.commits.extend(fresh.iter().map(|c| c.id.to_string()));
+
+    // The round names of the first-parent chain: those of the new commits on top of the old
+    // tip's, or the whole chain read again when it does not run through the old tip.
+    let by_id: BTreeMap<ObjectId, &store::CommitInfo> = fresh.iter().map(|c| (c.id, c)).collect();
+    let mut newer = Vec::new();
+    let mut at = Some(tip);
+    let mut through_old = false;
+    while let Some(id) = at {
+        if Some(id) == old_tip {
+            through_old = true;
+            break;
+        }
+        match by_id.get(&id) {
+            Some(info) => {
+                newer.push(info.trailer("Spar-Round"));
+                at = info.parents.first().copied();
+            }
+            None => break,
+        }
+    }
+    if !through_old {
+        k.chain.clear();
+        if at.is_some() {
+            newer = store
+                .chain(tip)?
+                .into_iter()
+                .rev()
+                .map(|info| info.trailer("Spar-Round"))
+                .collect();
+        }
+    }
+    for name in newer.into_iter().rev().flatten() {
+        if !k.chain.contains(&name) {
+            k.chain.push(name);
+        }
+    }
+
+    // The rounds whose files changed since the old tip are derived again.
+    let tree = store.tree_of(tip)?;
+    let rounds_now = store.folder_at(tree, "rounds")?;
+    let present: BTreeSet<String> = match rounds_now {
+        Some(r) => store.folder_names(r)?.into_iter().collect(),
+        None => BTreeSet::new(),
+    };
+    let changed: Vec<String> = match old_tip {
+        Some(old) => {
+            let before = store.folder_at(store.tree_of(old)?, "rounds")?;
+            store.differing_entries(before, rounds_now)?
+        }
+        None => present.iter().cloned().collect(),
+    };
+    for name in changed {
+        k.lies.remove(&name);
+        if !present.contains(&name) {
+            k.rounds.remove(&name);
+            continue;
+        }
+        let mut f = derive_in_tree(store, series, tree, &name)?;
+        if lies(store, tree, &name, &f)? {
+            k.lies.insert(name.clone());
+        }
+        // The inputs only bind the recorded facts; the kept ones need not carry them.
+        f.inputs.clear();
+        k.rounds.insert(name, f);
+    }
+    k.tip = tip.to_string();
+    Ok(Some(k))
+}
+
+/// The rounds at `tip` whose recorded gate facts contradict their records, one line each: for
+/// the server's pre-receive, which re-derives every round of a pushed series (it keeps no
+/// facts of its own). Not wired into the hook yet.
+pub fn lies_at(store: &Store, series: &str, tip: ObjectId) -> Result<Vec<String>> {
+    let tree = store.tree_of(tip)?;
+    let Some(rounds) = store.folder_at(tree, "rounds")? else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for name in store.folder_names(rounds)? {
+        let derived = derive_in_tree(store, series, tree, &name)?;
+        if lies(store, tree, &name, &derived)? {
+            out.push(lie_reason(series, &name));
+        }
+    }
+    Ok(out)
+}
