@@ -643,6 +643,19 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
                     out.say(format!("  {f}"));
                 }
             }
+            // Gate facts are a summary anyone can write: each pushed round's must agree with
+            // the round's own records, derived again here.
+            let lies = crate::spar::facts::lies_at(&view, series, tip)?;
+            if !lies.is_empty() {
+                out.code = 1;
+                out.say(format!(
+                    "git-rails: update of {name} refused: its gate facts do not agree with its records"
+                ));
+                for l in lies {
+                    out.say(format!("  {l}"));
+                }
+                out.say("  record rounds with `git spar` (run, record, triage, waive), which write the facts; never by hand");
+            }
         }
     }
     // A pushed evidence chain must replay from its first commit: a summary written by hand,

@@ -474,7 +474,7 @@ fn update(store: &Store, series: &str, tip: ObjectId, kept: Option<Kept>) -> Res
 
 /// The rounds at `tip` whose recorded gate facts contradict their records, one line each: for
 /// the server's pre-receive, which re-derives every round of a pushed series (it keeps no
-/// facts of its own). Not wired into the hook yet.
+/// facts of its own).
 pub fn lies_at(store: &Store, series: &str, tip: ObjectId) -> Result<Vec<String>> {
     let tree = store.tree_of(tip)?;
     let Some(rounds) = store.folder_at(tree, "rounds")? else {

@@ -1165,3 +1165,54 @@ fn record_refuses_a_result_larger_than_32_mib_from_a_stream() {
     );
     assert_ne!(fx.tip("s"), before);
 }
+
+/// Gate facts written by hand that say nothing blocks are refused by the server's pre-receive,
+/// which derives every pushed round's facts again from its records.
+#[test]
+fn the_server_refuses_gate_facts_that_lie() {
+    let fx = Fixture::new("");
+    mixed_round(&fx);
+    let remote = tempfile::tempdir().unwrap();
+    let remote_path = remote.path().to_str().unwrap();
+    fx.repo.git(&["init", "-q", "--bare", remote_path]);
+    let server = TestRepo::at(remote.path());
+    server.rails(&["hooks", "install"]).ok();
+    let bins = crate::harness::bin("git-rails")
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    let path = format!("{bins}:{}", std::env::var("PATH").unwrap());
+    fx.repo
+        .git_env(
+            &["push", remote_path, "refs/spar/series/s"],
+            &[("PATH", &path)],
+        )
+        .ok();
+    let honest_tip = fx.tip("s");
+    let facts: Value =
+        serde_json::from_str(&fx.show("s", "rounds/code-1/gate-facts.json")).unwrap();
+    let mut lie = facts.clone();
+    lie["blocking"] = json!([]);
+    forge(
+        &fx,
+        "rounds/code-1/gate-facts.json",
+        &serde_json::to_vec_pretty(&lie).unwrap(),
+    );
+    let push = fx.repo.git_env(
+        &["push", remote_path, "refs/spar/series/s"],
+        &[("PATH", &path)],
+    );
+    assert_ne!(push.code, 0, "{push}");
+    assert!(
+        push.stderr
+            .contains("its gate facts do not agree with its records"),
+        "{push}"
+    );
+    assert!(push.stderr.contains("round code-1"), "{push}");
+    assert_eq!(
+        server.git(&["rev-parse", "refs/spar/series/s"]).trim(),
+        honest_tip,
+        "the server kept its records"
+    );
+}
