@@ -1016,10 +1016,15 @@ fn codex_write_attempts_are_blocked_and_only_the_session_log_shows_them() {
          settings"
     );
 
-    // The JSONL shows none of it (the preset must read the session log); stderr has a log line
-    // for the patch only.
+    // The JSONL shows none of the patch and at most the shell attempts (Codex 0.171 reports a
+    // sandbox-denied command as a `command_execution` item only sometimes: seen under load), so
+    // the preset must read the session log; stderr has a log line for the patch only.
+    let kinds: Vec<String> = event_kinds(&run.stdout)
+        .into_iter()
+        .filter(|k| !k.ends_with(":command_execution"))
+        .collect();
     assert_eq!(
-        event_kinds(&run.stdout),
+        kinds,
         [
             "thread.started",
             "turn.started",
