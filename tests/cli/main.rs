@@ -2,6 +2,9 @@
 //! One test binary, one module per command (a file not declared here fails
 //! `no_forgotten_test_files`).
 
+// Test code may unwrap: a failed unwrap is a failed test (Cargo.toml [lints] refuses it elsewhere).
+#![allow(clippy::unwrap_used)]
+
 mod harness;
 
 mod contract_checks;
