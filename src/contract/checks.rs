@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -1127,24 +1126,15 @@ fn manual_checklist(spec: &ChecklistSpec, root: &Path, reads: Reads<'_>) -> Outc
 // ---------------------------------------------------------------------------------------------
 // command_exists and env_var
 
-fn is_executable_file(path: &Path) -> bool {
-    fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
 fn command_exists(spec: &CommandExistsSpec, root: &Path) -> Outcome {
     let command = spec.command.trim();
     if command.is_empty() {
         return Outcome::error("no command named", json!({"path": null}));
     }
     let found: Option<PathBuf> = if command.contains('/') {
-        Some(root.join(command)).filter(|p| is_executable_file(p))
+        Some(root.join(command)).filter(|p| crate::process::is_executable(p))
     } else {
-        std::env::var_os("PATH").and_then(|paths| {
-            std::env::split_paths(&paths)
-                .filter(|dir| !dir.as_os_str().is_empty())
-                .map(|dir| dir.join(command))
-                .find(|p| is_executable_file(p))
-        })
+        crate::process::find_on_path(command, std::env::var_os("PATH").as_deref()).found()
     };
     match found {
         Some(p) => {
@@ -1197,6 +1187,7 @@ mod tests {
     use crate::contract::schema::{Expect, PathSpec};
     use std::io::{BufRead, BufReader, Write};
     use std::net::TcpListener;
+    use std::os::unix::fs::PermissionsExt;
     use std::thread;
 
     fn tmp() -> tempfile::TempDir {
