@@ -309,6 +309,69 @@ fn first_group<'t>(c: &Captures<'t>) -> Option<&'t str> {
     c.iter().skip(1).flatten().next().map(|m| m.as_str())
 }
 
+/// What [`write_draft`] wrote.
+#[derive(Debug)]
+pub struct Written {
+    /// The draft file.
+    pub path: std::path::PathBuf,
+    /// The version a freeze of this draft makes, when the sprint is frozen already.
+    pub next_version: Option<String>,
+    /// The checklist started for the manual checks (repository-relative), when there was none.
+    pub checklist: Option<String>,
+}
+
+/// Writes `generated` as the sprint's draft, and starts the checklist its manual checks point at
+/// when there is none yet. An existing draft is replaced only with `force`, or when it equals the
+/// newest frozen version (nothing of it would be lost); otherwise a refusal that says how to go
+/// on (`doc` is the sprint document as the user named it).
+pub fn write_draft(
+    store: &crate::store::Store,
+    root: &std::path::Path,
+    generated: &Generated,
+    force: bool,
+    doc: &str,
+) -> Result<Written, Error> {
+    let sprint = &generated.contract.sprint_id;
+    let path = crate::contract::draft_path(root, sprint);
+    let frozen = crate::contract::newest(store, sprint)?;
+    let mut next_version = None;
+    if let Ok(existing) = std::fs::read(&path) {
+        let equals_tip = frozen.as_ref().is_some_and(|f| {
+            schema::parse(&existing)
+                .map(|c| c.to_canonical_json() == f.contract.to_canonical_json())
+                .unwrap_or(false)
+        });
+        if !equals_tip && !force {
+            return Err(Error::refused(format!(
+                "a draft already exists at {}",
+                crate::contract::rel(root, &path)
+            ))
+            .hint(format!(
+                "edit it with `git rails contract edit {sprint}`, or replace it with `git rails contract generate {} --force`",
+                doc
+            )));
+        }
+    }
+    if let Some(f) = &frozen {
+        next_version = Some(crate::contract::next_version(&f.version));
+    }
+    crate::store::atomic_write_mode(&path, &generated.contract.to_canonical_json(), Some(0o644))?;
+    // Manual checks point at the sprint's checklist; start it when there is none yet.
+    let mut checklist = None;
+    if let Some(md) = generated.checklist_markdown() {
+        let cl = root.join(checklist_path(sprint));
+        if !cl.exists() {
+            crate::store::atomic_write_mode(&cl, md.as_bytes(), Some(0o644))?;
+            checklist = Some(crate::contract::rel(root, &cl));
+        }
+    }
+    Ok(Written {
+        path,
+        next_version,
+        checklist,
+    })
+}
+
 mod draft;
 mod items;
 mod map;
