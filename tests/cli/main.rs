@@ -27,6 +27,7 @@ mod model_server;
 mod pipeline;
 mod real_cli;
 mod real_spar;
+mod spar_fixture;
 mod spar_presets;
 mod spar_report;
 mod spar_results;
