@@ -28,8 +28,7 @@
 # Needs hyperfine, valgrind (for CALLGRIND=1), jq, python3 and GNU time (/usr/bin/time).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${BIN:-"$here/target/x86_64-unknown-linux-gnu/release"} # .cargo/config.toml sets the build target
-[ -x "$bin/git-rails" ] || bin="$here/target/release"
+bin=${BIN:-"$here/target/release"}
 [ -x "$bin/git-rails" ] && [ -x "$bin/git-spar" ] || { echo "bench: build first: cargo build --release" >&2; exit 1; }
 for t in hyperfine jq python3 /usr/bin/time; do
   command -v "$t" >/dev/null || { echo "bench: needs $t (apt-get install hyperfine jq python3 time valgrind)" >&2; exit 1; }
@@ -296,14 +295,26 @@ peak_kib() { # $1 = command line without shell syntax, $2 = stdin file
 table="$work/table.md"
 printf '| what | mean | anchor | anchor mean | wall ratio | instructions ratio | target | peak memory |\n|:---|---:|:---|---:|---:|---:|---:|---:|\n' > "$table"
 
+# A command hyperfine can start without a shell: as it is, or under `sh -c` when it has shell
+# syntax.
+no_shell() {
+  case $1 in
+    *'<'*|*'|'*|*'>'*|*';'*|*'&'*|*"'"*) printf "sh -c %q" "$1" ;;
+    *) printf '%s' "$1" ;;
+  esac
+}
+
 # $1 what, $2 our command (shell), $3 anchor name, $4 anchor command (shell), $5 target ratio,
 # $6 our command for the memory figure (no shell syntax), $7 its stdin, $8 prepare script or ''
 figure() {
   local what=$1 ours=$2 aname=$3 anchor=$4 target=$5 mem=$6 stdin=$7 prep=${8:-}
   printf '%s\n' "${prep:+sh $prep}" > "$work/prep.sh"
-  local args=(--warmup 5 --runs "$RUNS" -i --export-json "$work/h.json")
+  # No shell between hyperfine and the command (-N): on a busy machine hyperfine's estimate of a
+  # shell's start is noisier than a 2 ms command and clamps a mean to 0. A command with shell
+  # syntax (a hook with its stdin) runs under `sh -c`, which counts against us.
+  local args=(-N --warmup 5 --runs "$RUNS" -i --export-json "$work/h.json")
   [ -n "$prep" ] && args+=(--prepare "sh $prep")
-  hyperfine "${args[@]}" -n ours "$ours" -n anchor "$anchor" >/dev/null 2>&1
+  hyperfine "${args[@]}" -n ours "$(no_shell "$ours")" -n anchor "$(no_shell "$anchor")" >/dev/null 2>&1
   local mo ma io ia kib
   mo=$(jq '.results[0].mean * 1000' "$work/h.json"); ma=$(jq '.results[1].mean * 1000' "$work/h.json")
   io=$(instructions "$ours"); ia=$(instructions "$anchor")
@@ -323,8 +334,8 @@ PY
 
 figure "git rails gate (passing, $TRANSITIONS transitions)" "git-rails gate" \
   "git rev-parse HEAD" "git rev-parse HEAD" 2 "git-rails gate" /dev/null
-# hyperfine runs each command through a shell and subtracts the shell's own start; the hook
-# script then runs in its own /bin/sh, as when git runs it.
+# The hook script runs in its own /bin/sh, as when git runs it (under one more `sh -c` for its
+# stdin: see no_shell).
 figure "installed pre-push hook, main updated by 10 commits (passing)" ".git/hooks/pre-push origin url < $work/push-update.in" \
   "git rev-parse HEAD" "git rev-parse HEAD" 2 "git-rails hook pre-push origin url" "$work/push-update.in"
 # The worst case reads 1,000 commit messages; its anchor is git reading the same messages.
@@ -374,9 +385,9 @@ cat "$table"
 # npm), each in a clone of the fixture that shares its objects, run as git runs a hook.
 
 hook_figure() { # $1 = folder, $2 = hook command (shell), $3 = prepare command or ''
-  local args=(--warmup 3 --runs "$RUNS" -i --export-json "$work/m.json")
+  local args=(-N --warmup 3 --runs "$RUNS" -i --export-json "$work/m.json")
   [ -n "$3" ] && args+=(--prepare "$3")
-  (cd "$1" && PATH="$mpath" hyperfine "${args[@]}" "$2" >/dev/null 2>&1)
+  (cd "$1" && PATH="$mpath" hyperfine "${args[@]}" "$(no_shell "$2")" >/dev/null 2>&1)
   local ms ins
   ms=$(jq '.results[0].mean * 1000' "$work/m.json")
   printf '%s\n' "$3" > "$work/prep.sh"

@@ -23,10 +23,9 @@ if [ "${FUZZ_OPT:-1}" = 1 ]; then
   export CARGO_TARGET_DIR="$here/target/fuzz-build"
   # Seeded from the dev build so the dependencies are not compiled again.
   # (the host folder too: proc macros and build scripts).
-  if [ ! -d "$CARGO_TARGET_DIR" ] && [ -d "$here/target/x86_64-unknown-linux-gnu" ]; then
+  if [ ! -d "$CARGO_TARGET_DIR" ] && [ -d "$here/target/debug" ]; then
     mkdir -p "$CARGO_TARGET_DIR"
-    cp -a "$here/target/x86_64-unknown-linux-gnu" "$CARGO_TARGET_DIR/"
-    [ -d "$here/target/debug" ] && cp -a "$here/target/debug" "$CARGO_TARGET_DIR/"
+    cp -a "$here/target/debug" "$CARGO_TARGET_DIR/"
   fi
   args+=(--config 'profile.dev.package.rails-spar.opt-level=3')
   export FUZZ_TIME_BOUND_MS=${FUZZ_TIME_BOUND_MS:-50}

@@ -33,3 +33,8 @@ pub mod report;
 pub mod spar;
 pub mod store;
 pub mod sync;
+
+/// This build's identity: a sha256 of the sources, Cargo.toml and Cargo.lock (build.rs). It
+/// changes whenever the code does, unlike the package version, so caches of decisions keyed by
+/// it are never read by a build with other rules.
+pub const BUILD_ID: &str = env!("RAILS_BUILD_ID");

@@ -1,12 +1,13 @@
 //! Running a shell command as a check, a runtime command or an actor: `sh -c` in its own
 //! process group, with a timeout that kills the whole group (no grandchild outlives it), and
-//! the last bytes of stdout and stderr kept.
+//! the last bytes of stdout and stderr kept; and the crate's one rule for finding what to run
+//! ([`is_executable`], [`find_on_path`]).
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -337,10 +338,113 @@ fn spawn_reader<R: Read + Send + 'static>(
     });
 }
 
+/// Whether this process may execute `path`: a regular file (after following symbolic links)
+/// that the effective user and group may execute, as `execve` decides (and git for a hook, and
+/// Go's `exec.LookPath`). A mode test (`& 0o111`) would say yes to a file only its owner may run.
+pub fn is_executable(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file()) && may_execute(path)
+}
+
+/// The access check of [`is_executable`], without the regular-file test.
+fn may_execute(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c_path` is a valid NUL-terminated string that outlives the call.
+    unsafe {
+        libc::faccessat(
+            libc::AT_FDCWD,
+            c_path.as_ptr(),
+            libc::X_OK,
+            libc::AT_EACCESS,
+        ) == 0
+    }
+}
+
+/// What looking a bare name up on `PATH` found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lookup {
+    /// The first executable regular file of that name.
+    Found(PathBuf),
+    /// No executable one; this is the first regular file of that name (it may not be run).
+    NotExecutable(PathBuf),
+    /// No regular file of that name in any searched directory.
+    Missing,
+}
+
+impl Lookup {
+    /// The executable found, if any.
+    pub fn found(self) -> Option<PathBuf> {
+        match self {
+            Lookup::Found(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+/// Looks a bare `name` up in the directories of `path_var` (a `PATH` value), in order. Empty
+/// and relative entries are skipped, so nothing is found in (and later run from) whatever the
+/// current directory happens to be. An empty name finds nothing.
+pub fn find_on_path(name: &str, path_var: Option<&OsStr>) -> Lookup {
+    let mut not_executable = None;
+    if name.is_empty() {
+        return Lookup::Missing;
+    }
+    for dir in path_var.map(std::env::split_paths).into_iter().flatten() {
+        if dir.is_relative() {
+            continue;
+        }
+        let candidate = dir.join(name);
+        if std::fs::metadata(&candidate).is_ok_and(|m| m.is_file()) {
+            if may_execute(&candidate) {
+                return Lookup::Found(candidate);
+            }
+            not_executable.get_or_insert(candidate);
+        }
+    }
+    not_executable.map_or(Lookup::Missing, Lookup::NotExecutable)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::substitute_placeholders;
+    use super::{find_on_path, is_executable, substitute_placeholders, Lookup};
     use std::ffi::OsStr;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn one_executable_rule_for_the_whole_crate() {
+        let d = tempfile::tempdir().unwrap();
+        let (plain, exec, folder) = (d.path().join("a"), d.path().join("b"), d.path().join("c"));
+        for (dir, mode) in [(&plain, 0o644), (&exec, 0o755)] {
+            std::fs::create_dir(dir).unwrap();
+            let tool = dir.join("tool");
+            std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        std::fs::create_dir_all(folder.join("tool")).unwrap();
+        assert!(is_executable(&exec.join("tool")));
+        assert!(!is_executable(&plain.join("tool")));
+        assert!(
+            !is_executable(&folder.join("tool")),
+            "a folder is not a program"
+        );
+        let path = std::env::join_paths([&folder, &plain, &exec]).unwrap();
+        assert_eq!(
+            find_on_path("tool", Some(&path)),
+            Lookup::Found(exec.join("tool"))
+        );
+        let path = std::env::join_paths([&folder, &plain]).unwrap();
+        assert_eq!(
+            find_on_path("tool", Some(&path)),
+            Lookup::NotExecutable(plain.join("tool"))
+        );
+        // Empty and relative entries are never searched, whatever the current directory is.
+        let rel = std::ffi::OsString::from(format!(":.:b:{}", d.path().join("none").display()));
+        assert_eq!(find_on_path("tool", Some(&rel)), Lookup::Missing);
+        assert_eq!(find_on_path("", Some(&path)), Lookup::Missing);
+        assert_eq!(find_on_path("tool", None), Lookup::Missing);
+    }
 
     #[test]
     fn placeholders_are_replaced_once() {

@@ -606,7 +606,7 @@ fn cmd_show(a: ShowArgs) -> Result<Outcome> {
         return Ok(Outcome::Ok);
     }
     if format == "json" {
-        super::print_json(&show_json(&store, &series, &shown)?)?;
+        super::print_json(&crate::spar::view::show_json(&store, &series, &shown)?)?;
         return Ok(Outcome::Ok);
     }
     let mut docs = Vec::new();
@@ -622,27 +622,6 @@ fn cmd_show(a: ShowArgs) -> Result<Outcome> {
         }
     }
     Ok(Outcome::Ok)
-}
-
-/// The document of `git spar show --json`: one round's, or a spar-series/v1 of several (also
-/// the MCP `spar_show` tool's result).
-pub(crate) fn show_json(
-    store: &Store,
-    series_name: &str,
-    shown: &[String],
-) -> Result<serde_json::Value> {
-    let mut v = Vec::new();
-    for r in shown {
-        let round = record::load_round(store, series_name, r)?;
-        let findings = record::load_findings(store, series_name, r)?;
-        let triage = series::triage_in_force(store, series_name, r)?;
-        v.push(json!({"round": round, "findings": findings, "triage": triage}));
-    }
-    Ok(if v.len() == 1 {
-        v.remove(0)
-    } else {
-        json!({"schema": "spar-series/v1", "series": series_name, "rounds": v})
-    })
 }
 
 fn cmd_list(a: ListArgs) -> Result<Outcome> {

@@ -602,6 +602,61 @@ pub fn rfc3339(seconds: i64) -> String {
         .unwrap_or_else(|_| seconds.to_string())
 }
 
+/// The rails-contract/v1 document of one frozen version (`contract show --json`, and the MCP
+/// `contract` tool).
+pub fn frozen_json(f: &Frozen) -> serde_json::Value {
+    serde_json::json!({
+        "schema": "rails-contract/v1",
+        "sprint": f.sprint,
+        "version": f.version,
+        "commit": f.commit.to_string(),
+        "base": f.base.map(|b| b.to_string()),
+        "frozenAt": rfc3339(f.frozen_at),
+        "dropped": f.dropped,
+        "contract": f.contract,
+    })
+}
+
+/// The rails-contract-list/v1 document of `contract list --json` (and the MCP `contracts` tool).
+pub fn list_json(all: &[Frozen]) -> serde_json::Value {
+    serde_json::json!({
+        "schema": "rails-contract-list/v1",
+        "sprints": all.iter().map(|f| serde_json::json!({
+            "sprint": f.sprint,
+            "version": f.version,
+            "type": f.contract.sprint_type.as_str(),
+            "checks": f.contract.dod.checks.len(),
+            "commit": f.commit.to_string(),
+            "frozenAt": rfc3339(f.frozen_at),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The sprint given, or the one bound to the current branch.
+pub fn resolve_sprint(store: &Store, given: Option<String>) -> Result<String> {
+    if let Some(s) = given {
+        check_sprint(&s)?;
+        return Ok(s);
+    }
+    let Some(branch) = store.current_branch()? else {
+        return Err(
+            Error::usage("no sprint given, and HEAD is detached so no branch names one").hint(
+                "name the sprint, or bind one to a branch with `git rails contract bind <sprint>`",
+            ),
+        );
+    };
+    match store.config_string(&format!("branch.{branch}.railsSprint")) {
+        Some(s) if !s.trim().is_empty() => {
+            check_sprint(s.trim())?;
+            Ok(s.trim().to_string())
+        }
+        _ => Err(Error::usage(format!(
+            "no sprint given, and branch {branch} has none bound"
+        ))
+        .hint("name the sprint, or bind one with `git rails contract bind <sprint>`")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{next_version, vanished, Dropped};

@@ -90,6 +90,9 @@ pub struct Derived {
 
 #[derive(Serialize, Deserialize)]
 struct Cache {
+    /// The build that replayed (crate::BUILD_ID): other replay rules never read this replay.
+    #[serde(default)]
+    build: String,
     tip: String,
     contracts: Option<String>,
     state: State,
@@ -104,7 +107,9 @@ fn cache_path(store: &Store, sprint: &str) -> PathBuf {
 
 fn read_cache(store: &Store, sprint: &str) -> Option<Cache> {
     let bytes = std::fs::read(cache_path(store, sprint)).ok()?;
-    serde_json::from_slice(&bytes).ok()
+    serde_json::from_slice::<Cache>(&bytes)
+        .ok()
+        .filter(|c| c.build == crate::BUILD_ID)
 }
 
 /// Keeps a successful replay; a cache that cannot be written only costs the next reader time.
@@ -164,6 +169,7 @@ pub fn derive(store: &Store, sprint: &str) -> Result<Derived> {
             store,
             sprint,
             &Cache {
+                build: crate::BUILD_ID.to_string(),
                 tip: tip.to_string(),
                 contracts,
                 state: state.clone(),

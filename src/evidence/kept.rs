@@ -40,19 +40,10 @@ struct Kept {
     report: Report,
 }
 
-/// The running build: the executable's size and modification time, so a rebuilt tool (with
-/// other gate rules, even at the same version) never reads what an older one kept.
+/// The code that judges: a hash of the sources (build.rs), so a tool built from other sources
+/// (other gate rules, even at the same version) never reads what an older one kept.
 fn build_identity() -> String {
-    let exe = std::env::current_exe().and_then(std::fs::metadata);
-    let stamp = exe
-        .as_ref()
-        .ok()
-        .and_then(|m| m.modified().ok())
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let len = exe.map(|m| m.len()).unwrap_or(0);
-    format!("{}/{len}/{stamp}", env!("CARGO_PKG_VERSION"))
+    crate::BUILD_ID.to_string()
 }
 
 /// Where the report of `sprint` is kept.

@@ -78,10 +78,7 @@ fn is_ours(path: &Path) -> bool {
 }
 
 fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
+    crate::process::is_executable(path)
 }
 
 fn read(path: &Path) -> Option<String> {
@@ -840,10 +837,7 @@ impl Status {
 
 /// `git-rails` as the hook scripts find it (PATH lookup).
 pub fn find_on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| is_executable(p))
+    crate::process::find_on_path(name, std::env::var_os("PATH").as_deref()).found()
 }
 
 /// The other commands a husky script runs (its lines that are not ours, comments or blank).

@@ -14,8 +14,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::cli::rails::{frozen_json, list_json, resolve_sprint};
 use crate::contract::{self, validate};
+use crate::contract::{frozen_json, list_json, resolve_sprint};
 use crate::error::{Error, Result};
 use crate::evidence::{self, gate, Transition};
 use crate::spar::{record, round, series};
@@ -484,7 +484,7 @@ fn spar_show(a: SparShowArgs) -> Result<(String, Value)> {
         Some(r) => vec![r],
         None => names,
     };
-    let doc = crate::cli::spar::show_json(&store, &series_name, &shown)?;
+    let doc = crate::spar::view::show_json(&store, &series_name, &shown)?;
     Ok((
         format!("series {series_name}: round {}", shown.join(", ")),
         doc,

@@ -281,8 +281,7 @@ fn kept_path(store: &Store, series: &str) -> PathBuf {
 fn read_kept(store: &Store, series: &str) -> Option<Kept> {
     let bytes = std::fs::read(kept_path(store, series)).ok()?;
     let k: Kept = serde_json::from_slice(&bytes).ok()?;
-    (k.schema == KEPT_SCHEMA && k.build == env!("CARGO_PKG_VERSION") && k.series == series)
-        .then_some(k)
+    (k.schema == KEPT_SCHEMA && k.build == crate::BUILD_ID && k.series == series).then_some(k)
 }
 
 fn view_of(k: Kept, series: &str) -> View {
@@ -353,7 +352,7 @@ pub fn view(store: &Store, series: &str) -> Result<View> {
 fn empty(series: &str) -> Kept {
     Kept {
         schema: KEPT_SCHEMA.to_string(),
-        build: env!("CARGO_PKG_VERSION").to_string(),
+        build: crate::BUILD_ID.to_string(),
         series: series.to_string(),
         tip: String::new(),
         chain: Vec::new(),

@@ -1143,7 +1143,7 @@ impl GateCache {
         });
         let key = json!({
             "cache": "spar-gate/1",
-            "build": env!("CARGO_PKG_VERSION"),
+            "build": crate::BUILD_ID,
             "rounds": targets,
             "tips": tips,
             "expect_head": expect,

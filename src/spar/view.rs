@@ -84,3 +84,20 @@ pub fn load_targets(store: &Store, targets: &[String]) -> Result<Vec<RoundView>>
     }
     Ok(out)
 }
+
+/// What `git spar show --json` prints (and the MCP `spar_show` tool): one round's record,
+/// findings and triage in force, or `spar-series/v1` holding several.
+pub fn show_json(store: &Store, series_name: &str, shown: &[String]) -> Result<serde_json::Value> {
+    let mut v = Vec::new();
+    for r in shown {
+        let round = record::load_round(store, series_name, r)?;
+        let findings = record::load_findings(store, series_name, r)?;
+        let triage = super::series::triage_in_force(store, series_name, r)?;
+        v.push(serde_json::json!({"round": round, "findings": findings, "triage": triage}));
+    }
+    Ok(if v.len() == 1 {
+        v.remove(0)
+    } else {
+        serde_json::json!({"schema": "spar-series/v1", "series": series_name, "rounds": v})
+    })
+}

@@ -114,6 +114,61 @@ pub struct Report {
 }
 
 impl Report {
+    /// What a person must know after a sync, one line each (the CLI prints them on stderr,
+    /// `prog` first): contract conflicts and how to settle them, evidence chains left alone,
+    /// transitions not applied, spar rounds renamed, and notes.
+    pub fn problem_lines(&self, prog: &str, remote: &str) -> Vec<String> {
+        let report = self;
+        let mut out = Vec::new();
+        for c in &report.conflicts {
+            if c.kind == "evidence-chain" {
+                out.push(format!(
+                    "{prog}: {}: not synced, nothing was merged or pushed: {}",
+                    c.name, c.settle
+                ));
+                continue;
+            }
+            out.push(format!(
+                "{prog}: conflict: {} — this clone and {remote} froze different contents after {}:",
+                c.name,
+                c.shared_version.as_deref().unwrap_or("nothing shared")
+            ));
+            for v in &c.local {
+                out.push(format!(
+                    "  here:   {} commit {} contract.json {}",
+                    v.version, v.commit, v.digest
+                ));
+            }
+            for v in &c.remote {
+                out.push(format!(
+                    "  {remote}: {} commit {} contract.json {}",
+                    v.version, v.commit, v.digest
+                ));
+            }
+            out.push(format!("  nothing was merged or deleted. To settle, keep {remote}'s and bump yours on top of it:"));
+            out.push(format!("    {}", c.settle));
+        }
+        for r in &report.rejected {
+            out.push(format!(
+                    "{prog}: {}: transition {} ({}) is illegal in the merged order and was not applied (kept in history): {}",
+                    r.refname,
+                    r.transition,
+                    &r.commit[..12.min(r.commit.len())],
+                    r.reason
+                ));
+        }
+        for r in &report.renamed {
+            out.push(format!(
+                    "{prog}: spar series {}: two clones named a round {}; the later one is now {} (both kept)",
+                    r.series, r.round, r.renamed_to
+                ));
+        }
+        for n in &report.notes {
+            out.push(format!("{prog}: note: {n}"));
+        }
+        out
+    }
+
     /// Whether everything merged without anything reported.
     pub fn clean(&self) -> bool {
         self.conflicts.is_empty() && self.rejected.is_empty() && self.renamed.is_empty()

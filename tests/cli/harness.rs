@@ -79,6 +79,10 @@ impl Run {
     }
 }
 
+/// The author and committer date of every commit a test makes (`GIT_AUTHOR_DATE`,
+/// `GIT_COMMITTER_DATE`): commits, and so object ids, do not depend on the clock.
+pub const FIXED_DATE: &str = "2026-01-01T00:00:00Z";
+
 pub fn bin(name: &str) -> PathBuf {
     assert_cmd::cargo::cargo_bin(name)
 }
@@ -204,19 +208,18 @@ impl TestRepo {
             .to_string()
     }
 
+    /// The one environment every command a test runs gets (git, the binaries, hook managers):
+    /// nothing of the caller's environment but an allow-list, so a developer's `RAILS_SKIP`,
+    /// `GIT_CONFIG_PARAMETERS`, `SPAR_CONFIG` or editor never reaches a test. Commit dates are
+    /// fixed, so object ids and dates do not depend on when the test ran.
     fn env(&self, cmd: &mut std::process::Command) {
-        for var in [
-            "GIT_DIR",
-            "GIT_WORK_TREE",
-            "GIT_INDEX_FILE",
-            "GIT_NOTES_REF",
-            "GIT_DEFAULT_HASH",
-            "GIT_DEFAULT_REF_FORMAT",
-            "GIT_CONFIG_COUNT",
-            "VISUAL",
-            "EDITOR",
-        ] {
-            cmd.env_remove(var);
+        cmd.env_clear();
+        for (key, value) in std::env::vars_os() {
+            let Some(k) = key.to_str() else { continue };
+            // TMPDIR: where temporary files go; RAILS_TEST_*: the pinned tools .ci/run names.
+            if k == "TMPDIR" || k.starts_with("RAILS_TEST_") {
+                cmd.env(&key, value);
+            }
         }
         // The binaries under test come first on PATH, so the hooks git runs call them (and
         // not some other installed git-rails).
@@ -240,7 +243,10 @@ impl TestRepo {
             .env("GIT_AUTHOR_EMAIL", "author@example.invalid")
             .env("GIT_COMMITTER_NAME", "Test Committer")
             .env("GIT_COMMITTER_EMAIL", "committer@example.invalid")
+            .env("GIT_AUTHOR_DATE", FIXED_DATE)
+            .env("GIT_COMMITTER_DATE", FIXED_DATE)
             .env("NO_COLOR", "1")
+            .env("LANG", "C")
             .env("TZ", "UTC");
         profile(cmd);
     }
@@ -320,9 +326,6 @@ impl TestRepo {
     pub fn command(&self, program: &str) -> std::process::Command {
         let mut cmd = std::process::Command::new(bin(program));
         self.env(&mut cmd);
-        for var in ["SPAR_CONFIG", "XDG_CONFIG_HOME"] {
-            cmd.env_remove(var);
-        }
         cmd
     }
 
@@ -362,9 +365,8 @@ impl TestRepo {
     }
 
     pub fn spar_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = std::process::Command::new(bin("git-spar"));
+        let mut cmd = self.command("git-spar");
         cmd.args(args);
-        self.env(&mut cmd);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -372,10 +374,7 @@ impl TestRepo {
     }
 
     pub fn spar(&self, args: &[&str]) -> Run {
-        let mut cmd = std::process::Command::new(bin("git-spar"));
-        cmd.args(args);
-        self.env(&mut cmd);
-        Run::from(cmd.output().unwrap())
+        self.spar_env(args, &[])
     }
 
     /// Writes a draft for `sprint` with these DoD checks (and optional other fields).

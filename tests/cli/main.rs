@@ -2,6 +2,9 @@
 //! One test binary, one module per command (a file not declared here fails
 //! `no_forgotten_test_files`).
 
+// Test code may unwrap: a failed unwrap is a failed test (Cargo.toml [lints] refuses it elsewhere).
+#![allow(clippy::unwrap_used)]
+
 mod harness;
 
 mod agent;
@@ -26,6 +29,7 @@ mod pipeline;
 mod real_cli;
 mod real_mcp;
 mod real_spar;
+mod spar_fixture;
 mod spar_presets;
 mod spar_report;
 mod spar_results;

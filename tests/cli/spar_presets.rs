@@ -11,15 +11,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::{Run, TestRepo};
+use crate::harness::Run;
+use crate::spar_fixture::{spar_fixture, SparChange};
 
 /// A repository on a branch `feature` with one change from `main`, a folder of fake CLIs, their
 /// logs, a `CODEX_HOME` and an empty `XDG_CONFIG_HOME`.
 struct Fx {
-    repo: TestRepo,
-    dir: tempfile::TempDir,
-    head: String,
+    s: SparChange,
 }
+
+spar_fixture!(Fx);
 
 /// One call of a fake CLI.
 #[derive(Debug)]
@@ -43,23 +44,13 @@ impl Fx {
     }
 
     fn with_change(main_rs: &str) -> Fx {
-        let repo = TestRepo::new();
-        repo.write("app/main.rs", "fn main() {}\n");
-        repo.commit_all("base");
-        repo.git(&["checkout", "-q", "-b", "feature"]);
-        repo.write("app/main.rs", main_rs);
-        repo.write("checks/t.py", "import app\n");
-        repo.commit_all("change");
-        let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
-        let dir = tempfile::tempdir().unwrap();
-        for d in ["bin", "log", "xdg", "codex-home"] {
-            std::fs::create_dir_all(dir.path().join(d)).unwrap();
-        }
-        Fx { repo, dir, head }
-    }
-
-    fn tmp(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
+        let s = SparChange::new(
+            &[("app/main.rs", "fn main() {}\n")],
+            &[("app/main.rs", main_rs), ("checks/t.py", "import app\n")],
+            Some("feature"),
+            &["bin", "log", "xdg", "codex-home"],
+        );
+        Fx { s }
     }
 
     /// The shell text that prints recording `name` with the head filled in.

@@ -16,39 +16,31 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::evidence::{accept, frozen, needs_file};
-use crate::harness::{Run, TestRepo};
+use crate::harness::Run;
+use crate::spar_fixture::{spar_fixture, SparChange};
 
 /// A reviewer claim that tries to run script in a page and to break a markdown table.
 const HOSTILE: &str = "<script>document.title='pwned'</script> | `x` <img src=x onerror=alert(1)>";
 
 struct Fx {
-    repo: TestRepo,
-    dir: tempfile::TempDir,
-    head: String,
+    s: SparChange,
 }
+
+spar_fixture!(Fx);
 
 impl Fx {
     /// A repository on `feature` with one Python change from `main`.
     fn new() -> Fx {
-        let repo = TestRepo::new();
-        repo.write("app.py", "def f():\n    return 1\n");
-        repo.commit_all("base");
-        repo.git(&["checkout", "-q", "-b", "feature"]);
-        repo.write(
-            "app.py",
-            "import os\n\n\ndef f():\n    x = 1\n    return 1\n",
+        let s = SparChange::new(
+            &[("app.py", "def f():\n    return 1\n")],
+            &[(
+                "app.py",
+                "import os\n\n\ndef f():\n    x = 1\n    return 1\n",
+            )],
+            Some("feature"),
+            &[],
         );
-        repo.commit_all("change");
-        let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
-        Fx {
-            repo,
-            dir: tempfile::tempdir().unwrap(),
-            head,
-        }
-    }
-
-    fn tmp(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
+        Fx { s }
     }
 
     /// An executable shell script in the test's folder.

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use crate::harness::{Run, TestRepo};
+use crate::harness::Run;
+use crate::spar_fixture::{spar_fixture, SparChange};
 use crate::spar_results::{finding, result, ANGLES};
 
 /// The project file every fixture starts with.
@@ -20,37 +21,27 @@ const PROJECT: &str = "check_paths = [\"checks/**\"]\n";
 /// A repository with a two-commit change (base = `HEAD~1`, head = `HEAD`) and a folder for the
 /// user configuration, the reviewer scripts and what they leave behind.
 struct Fixture {
-    repo: TestRepo,
-    dir: tempfile::TempDir,
-    base: String,
-    head: String,
+    s: SparChange,
 }
+
+spar_fixture!(Fixture);
 
 impl Fixture {
     fn new() -> Fixture {
-        let repo = TestRepo::new();
-        repo.write(".jaekit/spar.toml", PROJECT);
-        repo.write("AGENTS.md", "Rule one.\nRule two.\n");
-        repo.write("app/main.rs", "fn main() {}\n");
-        repo.commit_all("base");
-        repo.write("app/main.rs", "fn main() {\n    println!(\"hello\");\n}\n");
-        repo.write("checks/t.py", "import app\n\nassert app.main()\n");
-        repo.commit_all("change");
-        let base = repo.git(&["rev-parse", "HEAD~1"]).trim().to_string();
-        let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("xdg")).unwrap();
-        Fixture {
-            repo,
-            dir,
-            base,
-            head,
-        }
-    }
-
-    /// A path in the fixture's own folder (outside the repository).
-    fn tmp(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
+        let s = SparChange::new(
+            &[
+                (".jaekit/spar.toml", PROJECT),
+                ("AGENTS.md", "Rule one.\nRule two.\n"),
+                ("app/main.rs", "fn main() {}\n"),
+            ],
+            &[
+                ("app/main.rs", "fn main() {\n    println!(\"hello\");\n}\n"),
+                ("checks/t.py", "import app\n\nassert app.main()\n"),
+            ],
+            None,
+            &["xdg"],
+        );
+        Fixture { s }
     }
 
     fn tmp_str(&self, rel: &str) -> String {

@@ -3,46 +3,37 @@
 //! with a hermetic `SPAR_CONFIG`, as in `spar_run.rs`. Every refusal is checked for its exit
 //! code and for having written nothing (the series ref did not move).
 
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
 use crate::harness::{Run, TestRepo};
+use crate::spar_fixture::{spar_fixture, SparChange};
 use crate::spar_results::{finding, result};
 
 struct Fixture {
-    repo: TestRepo,
-    dir: tempfile::TempDir,
-    base: String,
-    head: String,
+    s: SparChange,
 }
+
+spar_fixture!(Fixture);
 
 impl Fixture {
     /// A two-commit change; `project` is the project file `.jaekit/spar.toml`.
     fn new(project: &str) -> Fixture {
-        let repo = TestRepo::new();
-        repo.write(".jaekit/spar.toml", project);
-        repo.write(".gitignore", "ignored/\n");
-        repo.write("app/main.rs", "fn main() {}\n");
-        repo.commit_all("base");
-        repo.write("app/main.rs", "fn main() {\n    println!(\"hello\");\n}\n");
-        repo.write("checks/t.py", "import app\n\nassert app.main()\n");
-        repo.commit_all("change");
-        let base = repo.git(&["rev-parse", "HEAD~1"]).trim().to_string();
-        let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("xdg")).unwrap();
-        Fixture {
-            repo,
-            dir,
-            base,
-            head,
-        }
-    }
-
-    fn tmp(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
+        let s = SparChange::new(
+            &[
+                (".jaekit/spar.toml", project),
+                (".gitignore", "ignored/\n"),
+                ("app/main.rs", "fn main() {}\n"),
+            ],
+            &[
+                ("app/main.rs", "fn main() {\n    println!(\"hello\");\n}\n"),
+                ("checks/t.py", "import app\n\nassert app.main()\n"),
+            ],
+            None,
+            &["xdg"],
+        );
+        Fixture { s }
     }
 
     /// The user file: these command reviewers, each printing its result file.

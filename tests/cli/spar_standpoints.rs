@@ -6,12 +6,12 @@
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
 
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use crate::harness::{Run, TestRepo};
+use crate::harness::Run;
+use crate::spar_fixture::{spar_fixture, SparChange};
 use crate::spar_results::ANGLES;
 
 /// The project file: enough cap for the rounds a test runs.
@@ -20,34 +20,23 @@ const PROJECT: &str = "check_paths = [\"checks/**\"]\n[caps]\ncode = 9\n";
 /// A repository with a two-commit change, and a folder outside it for the user file, the
 /// reviewer scripts and what they leave behind.
 struct Fixture {
-    repo: TestRepo,
-    dir: tempfile::TempDir,
-    base: String,
-    head: String,
+    s: SparChange,
 }
+
+spar_fixture!(Fixture);
 
 impl Fixture {
     fn new() -> Fixture {
-        let repo = TestRepo::new();
-        repo.write(".jaekit/spar.toml", PROJECT);
-        repo.write("app/main.rs", "fn main() {}\n");
-        repo.commit_all("base");
-        repo.write("app/main.rs", "fn main() {\n    println!(\"hello\");\n}\n");
-        repo.commit_all("change");
-        let base = repo.git(&["rev-parse", "HEAD~1"]).trim().to_string();
-        let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("xdg")).unwrap();
-        Fixture {
-            repo,
-            dir,
-            base,
-            head,
-        }
-    }
-
-    fn tmp(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
+        let s = SparChange::new(
+            &[
+                (".jaekit/spar.toml", PROJECT),
+                ("app/main.rs", "fn main() {}\n"),
+            ],
+            &[("app/main.rs", "fn main() {\n    println!(\"hello\");\n}\n")],
+            None,
+            &["xdg"],
+        );
+        Fixture { s }
     }
 
     /// Writes a command reviewer `name` that leaves a marker, copies its `{prompt}` to

@@ -9,6 +9,9 @@
 //! failure with the seed arbtest prints: `ARBTEST_SEED=0x… cargo test --test fuzz <target>`.
 //! `benches/fuzz.sh` runs a campaign; crashes found are kept as cases in tests/cli/fuzz_cases.rs.
 
+// Test code may unwrap: a failed unwrap is a failed test (Cargo.toml [lints] refuses it elsewhere).
+#![allow(clippy::unwrap_used)]
+
 mod cli;
 mod corpus;
 mod engine;

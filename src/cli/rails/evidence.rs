@@ -1,0 +1,137 @@
+//! `git rails evidence <transition>`, `status`, `report` and `verify`.
+
+use super::*;
+
+pub(super) fn cmd_evidence(t: Transition, a: EvidenceArgs) -> Result<Outcome> {
+    let store = Store::discover()?;
+    let (sprint, criterion) = match (a.first, a.second) {
+        (Some(s), Some(c)) => (crate::contract::resolve_sprint(&store, Some(s))?, c),
+        (Some(c), None) => (crate::contract::resolve_sprint(&store, None)?, c),
+        (None, _) => {
+            let verb = t.as_str();
+            let hint = match crate::contract::resolve_sprint(&store, None)
+                .ok()
+                .and_then(|s| crate::contract::newest(&store, &s).ok().flatten())
+            {
+                Some(f) => format!(
+                    "git rails evidence {verb} <criterion>; the criteria of {} are: {}",
+                    f.sprint,
+                    f.contract
+                        .dod
+                        .checks
+                        .iter()
+                        .map(|c| c.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None => format!("git rails evidence {verb} <sprint> <criterion>"),
+            };
+            return Err(
+                Error::usage("no criterion given: name the criterion to record").hint(hint),
+            );
+        }
+    };
+    let note = a.note.as_deref().filter(|n| !n.trim().is_empty());
+    let path = a.path.as_deref().filter(|p| !p.trim().is_empty());
+    let because = crate::evidence::checked_because(t, a.because.as_deref(), "--because")?;
+    let rec = crate::evidence::transition(
+        &store,
+        &crate::evidence::Request {
+            sprint: &sprint,
+            criterion: &criterion,
+            transition: t,
+            note,
+            path,
+            because,
+        },
+    )?;
+    if a.json {
+        crate::cli::print_json(&rec)?;
+        return Ok(Outcome::Ok);
+    }
+    let id = rec.record.id.as_deref().map(short).unwrap_or("");
+    let label = t.as_str().to_uppercase();
+    let what = rec
+        .record
+        .summary
+        .as_deref()
+        .map(|s| format!(": {s}"))
+        .unwrap_or_default();
+    outln!(
+        "{label} {sprint} {criterion} recorded as {id} (evidence {}){what}",
+        short(&rec.commit)
+    );
+    outln!("{criterion} is now {}", rec.status.as_str());
+    if t == Transition::Reopen {
+        outln!(
+            "the cycle is archived; earn RED again: git rails evidence red {sprint} {criterion}"
+        );
+    }
+    Ok(Outcome::Ok)
+}
+
+pub(super) fn cmd_status(a: StatusArgs) -> Result<Outcome> {
+    let store = Store::discover()?;
+    let sprint = crate::contract::resolve_sprint(&store, a.sprint)?;
+    let head = store.head_commit()?;
+    let report = crate::evidence::kept::evaluate(&store, &sprint, head)?;
+    if a.json {
+        crate::cli::print_json(&report)?;
+    } else {
+        out!("{}", crate::evidence::gate::render_status(&report));
+    }
+    Ok(Outcome::Ok)
+}
+
+pub(super) fn cmd_report(a: ReportArgs) -> Result<Outcome> {
+    crate::report::check_out_file(&a.html)?;
+    let store = Store::discover()?;
+    let sprint = crate::contract::resolve_sprint(&store, a.sprint)?;
+    let commit = match &a.commit {
+        Some(rev) => Some(store.resolve_commit(rev)?),
+        None => store.head_commit()?,
+    };
+    let report = crate::evidence::gate::evaluate(&store, &sprint, commit)?;
+    let (_, tip) = crate::evidence::load(&store, &sprint)?;
+    let done = report.done;
+    let view = crate::report::rails::load(&store, report, tip)?;
+    let page = crate::report::rails::html_report(&view);
+    crate::store::atomic_write(&a.html, page.as_bytes())?;
+    outln!(
+        "git-rails: wrote {} ({} criteria, gate {})",
+        a.html.display(),
+        view.report.criteria.len(),
+        if done { "passed" } else { "blocked" }
+    );
+    Ok(Outcome::Ok)
+}
+
+pub(super) fn cmd_verify(a: VerifyArgs) -> Result<Outcome> {
+    let could_not = "verify could not run; completion remains blocked";
+    let store = Store::discover().map_err(|e| e.context(could_not))?;
+    let sprint =
+        crate::contract::resolve_sprint(&store, a.sprint).map_err(|e| e.context(could_not))?;
+    let commit = match &a.commit {
+        Some(rev) => store
+            .resolve_commit(rev)
+            .map_err(|e| e.context(could_not))?,
+        None => store.head_commit()?.ok_or_else(|| {
+            Error::refused(format!("{could_not}: there is no commit to judge yet"))
+        })?,
+    };
+    let report = crate::evidence::verify::verify(&store, &sprint, commit, a.rerun)
+        .map_err(|e| e.context(could_not))?;
+    if let Some(path) = &a.junit {
+        crate::store::atomic_write(path, crate::evidence::verify::junit(&report).as_bytes())?;
+    }
+    if a.json {
+        crate::cli::print_json(&report)?;
+    } else {
+        out!("{}", crate::evidence::verify::render(&report));
+    }
+    Ok(if report.done {
+        Outcome::Ok
+    } else {
+        Outcome::Blocked
+    })
+}
