@@ -188,8 +188,33 @@ pub fn evaluate_tree(
     label: Option<String>,
     commit_tree: Option<ObjectId>,
 ) -> Result<Report> {
-    let frozen = contract::require_newest(store, sprint)?;
     let derived = chain::derive(store, sprint)?;
+    judge(store, sprint, label, commit_tree, derived)
+}
+
+/// [`evaluate`] from the objects alone: the chain replayed from its first commit, never from
+/// this machine's kept replay (`verify`, which must reach what a fresh clone in CI reaches).
+pub fn evaluate_uncached(store: &Store, sprint: &str, commit: ObjectId) -> Result<Report> {
+    let derived = match store.ref_target(&super::evidence_ref(sprint))? {
+        Some(tip) => chain::derive_uncached(store, sprint, tip)?,
+        None => chain::Derived {
+            state: super::State::new(sprint),
+            tip: None,
+            problem: None,
+        },
+    };
+    let tree = store.tree_of(commit)?;
+    judge(store, sprint, Some(commit.to_string()), Some(tree), derived)
+}
+
+fn judge(
+    store: &Store,
+    sprint: &str,
+    label: Option<String>,
+    commit_tree: Option<ObjectId>,
+    derived: chain::Derived,
+) -> Result<Report> {
+    let frozen = contract::require_newest(store, sprint)?;
     let criteria_state = derived.state.criteria;
     let mut criteria = Vec::new();
     let mut missing = Vec::new();

@@ -1091,14 +1091,25 @@ fn a_hand_written_kept_verdict_is_caught_by_doctor_verify_and_the_agent_hook() {
 }
 
 #[test]
-fn a_hand_written_kept_replay_is_caught_by_doctor() {
+fn a_hand_written_kept_replay_is_caught_by_doctor_and_verify() {
     let repo = frozen(json!([needs_file("c1", "feature.txt")]));
     accept(&repo, "red", "c1", &[]);
+    let red_tip = tip(&repo).unwrap();
+    repo.write("feature.txt", "done\n");
+    repo.git(&["add", "feature.txt"]);
+    accept(&repo, "green", "c1", &[]);
+    accept(&repo, "surface", "c1", &["--note", "PR"]);
+    accept(&repo, "cleanup", "c1", &["--note", "nothing was started"]);
+    repo.commit_all("feature");
     repo.rails(&["status", "S"]).ok(); // a reader replays the chain and keeps the replay
     let path = repo.path().join(".git/rails/cache/evidence/S.json");
+    // The forgery: the chain set back to its RED, and the proven replay kept for that tip.
     let mut kept: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    kept["state"]["criteria"]["c1"]["status"] = json!("surfaced");
+    repo.git(&["update-ref", "refs/rails/evidence/S", &red_tip]);
+    kept["tip"] = json!(red_tip);
     std::fs::write(&path, kept.to_string()).unwrap();
+    let _ = std::fs::remove_dir_all(repo.path().join(".git/rails/cache/gate"));
+
     let doctor = repo.rails(&["doctor", "--json"]);
     assert_eq!(doctor.code, 1, "{doctor}");
     assert!(
@@ -1109,4 +1120,9 @@ fn a_hand_written_kept_replay_is_caught_by_doctor() {
             .any(|f| f["kind"] == "kept-replay"),
         "{doctor}"
     );
+    // verify reaches what a fresh clone reaches: c1 is red.
+    let verify = repo.rails(&["verify", "S", "--json"]);
+    assert_ne!(verify.code, 0, "{verify}");
+    assert!(verify.stdout.contains("\"red\""), "{verify}");
+    assert!(!verify.stdout.contains("\"done\": true"), "{verify}");
 }
