@@ -114,19 +114,8 @@ fn read_cache(store: &Store, sprint: &str) -> Option<Cache> {
 
 /// Keeps a successful replay; a cache that cannot be written only costs the next reader time.
 fn write_cache(store: &Store, sprint: &str, cache: &Cache) {
-    let path = cache_path(store, sprint);
-    let Some(dir) = path.parent() else { return };
-    let Ok(bytes) = serde_json::to_vec(cache) else {
-        return;
-    };
-    if std::fs::create_dir_all(dir).is_err() {
-        return;
-    }
-    if let Ok(mut tmp) = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir) {
-        use std::io::Write;
-        if tmp.write_all(&bytes).is_ok() {
-            let _ = tmp.persist(&path);
-        }
+    if let Ok(bytes) = serde_json::to_vec(cache) {
+        let _ = crate::store::cache_write(&cache_path(store, sprint), &bytes);
     }
 }
 

@@ -75,23 +75,12 @@ fn read(store: &Store, sprint: &str, key: &Key) -> Option<Report> {
 
 /// Keeps a report; one that cannot be written only costs the next ask time.
 fn write(store: &Store, sprint: &str, key: Key, report: &Report) {
-    let path = path(store, sprint);
-    let Some(dir) = path.parent() else { return };
     let kept = Kept {
         key,
         report: report.clone(),
     };
-    let Ok(bytes) = serde_json::to_vec(&kept) else {
-        return;
-    };
-    if std::fs::create_dir_all(dir).is_err() {
-        return;
-    }
-    if let Ok(mut tmp) = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir) {
-        use std::io::Write;
-        if tmp.write_all(&bytes).is_ok() {
-            let _ = tmp.persist(&path);
-        }
+    if let Ok(bytes) = serde_json::to_vec(&kept) {
+        let _ = crate::store::cache_write(&path(store, sprint), &bytes);
     }
 }
 

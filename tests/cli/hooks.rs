@@ -926,7 +926,7 @@ fn a_push_to_a_protected_ref_is_judged_by_its_commits_whatever_the_branch_is_cal
 }
 
 /// Runs `git rails hook agent-stop` from `dir` with `event` on stdin: (exit code, stderr).
-fn agent_hook(repo: &TestRepo, dir: &Path, event: &serde_json::Value) -> (i32, String) {
+pub fn agent_hook(repo: &TestRepo, dir: &Path, event: &serde_json::Value) -> (i32, String) {
     use std::io::Write;
     let mut cmd = repo.command("git-rails");
     let mut child = cmd

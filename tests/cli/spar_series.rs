@@ -860,14 +860,9 @@ fn of_twenty_concurrent_records_of_one_reviewer_exactly_one_lands() {
     assert!((1..=20).contains(&findings.len()));
 }
 
-/// A commit written with plain git on top of the series that keeps `round.json` but empties a
-/// completed reviewer's findings (so the tip alone has nothing open): the spar gate refuses the
-/// series, and so does the server's pre-receive on a fast-forward push of it.
-#[test]
-fn a_hand_made_commit_replacing_a_completed_result_is_refused_by_gate_and_server() {
-    let fx = Fixture::new("");
-    mixed_round(&fx);
-    fx.spar(&["gate", "s:code-1"]).code(2);
+/// A bare server with the rails hooks installed, holding the series `s` as pushed now; the
+/// PATH under which its hooks find our binaries.
+fn guarded_server(fx: &Fixture) -> (tempfile::TempDir, TestRepo, String) {
     let remote = tempfile::tempdir().unwrap();
     let remote_path = remote.path().to_str().unwrap();
     fx.repo.git(&["init", "-q", "--bare", remote_path]);
@@ -885,6 +880,19 @@ fn a_hand_made_commit_replacing_a_completed_result_is_refused_by_gate_and_server
             &[("PATH", &path)],
         )
         .ok();
+    (remote, server, path)
+}
+
+/// A commit written with plain git on top of the series that keeps `round.json` but empties a
+/// completed reviewer's findings (so the tip alone has nothing open): the spar gate refuses the
+/// series, and so does the server's pre-receive on a fast-forward push of it.
+#[test]
+fn a_hand_made_commit_replacing_a_completed_result_is_refused_by_gate_and_server() {
+    let fx = Fixture::new("");
+    mixed_round(&fx);
+    fx.spar(&["gate", "s:code-1"]).code(2);
+    let (remote, server, path) = guarded_server(&fx);
+    let remote_path = remote.path().to_str().unwrap();
 
     let tip = fx.tip("s");
     let index = fx.tmp("forged-index");
@@ -1163,23 +1171,8 @@ fn record_refuses_a_result_larger_than_32_mib_from_a_stream() {
 fn the_server_refuses_gate_facts_that_lie() {
     let fx = Fixture::new("");
     mixed_round(&fx);
-    let remote = tempfile::tempdir().unwrap();
+    let (remote, server, path) = guarded_server(&fx);
     let remote_path = remote.path().to_str().unwrap();
-    fx.repo.git(&["init", "-q", "--bare", remote_path]);
-    let server = TestRepo::at(remote.path());
-    server.rails(&["hooks", "install"]).ok();
-    let bins = crate::harness::bin("git-rails")
-        .parent()
-        .unwrap()
-        .display()
-        .to_string();
-    let path = format!("{bins}:{}", std::env::var("PATH").unwrap());
-    fx.repo
-        .git_env(
-            &["push", remote_path, "refs/spar/series/s"],
-            &[("PATH", &path)],
-        )
-        .ok();
     let honest_tip = fx.tip("s");
     let facts: Value =
         serde_json::from_str(&fx.show("s", "rounds/code-1/gate-facts.json")).unwrap();

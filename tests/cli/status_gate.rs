@@ -1063,31 +1063,12 @@ fn a_hand_written_kept_verdict_is_caught_by_doctor_verify_and_the_agent_hook() {
     assert_ne!(verify.code, 0, "{verify}");
     // Nor does the agent's Stop hook: the agent could have written the file.
     repo.git(&["config", "branch.main.railsSprint", "S"]);
-    let stop = {
-        use std::io::Write;
-        let mut child = repo
-            .command("git-rails")
-            .args(["hook", "agent-stop"])
-            .current_dir(repo.path())
-            .stdin(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(br#"{"session_id":"s1","hook_event_name":"Stop","stop_hook_active":false}"#)
-            .unwrap();
-        child.wait_with_output().unwrap()
-    };
-    assert_eq!(
-        stop.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&stop.stderr)
+    let (code, stderr) = crate::hooks::agent_hook(
+        &repo,
+        repo.path(),
+        &json!({"session_id": "s1", "hook_event_name": "Stop", "stop_hook_active": false}),
     );
+    assert_eq!(code, 2, "{stderr}");
 }
 
 #[test]
