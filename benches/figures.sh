@@ -221,11 +221,11 @@ spar_after_record_prep() {
   tip=$(git rev-parse "refs/spar/series/$s"); prev=$(git rev-parse "refs/spar/series/$s~1")
   git update-ref "refs/spar/series/$s" "$prev"
   git-spar gate $(round_list "$s" $((n - 1))) >/dev/null 2>&1 || true
-  cp "$(git rev-parse --git-common-dir)/spar/cache/facts/$s.json" "$work/facts-$s-before.json"
+  cp "$(git rev-parse --git-common-dir)/spar/cache/facts/$s.jsonl" "$work/facts-$s-before.json"
   git update-ref "refs/spar/series/$s" "$tip"
   cat > "$prep" <<SH
 rm -rf "$(git rev-parse --absolute-git-dir)/spar/cache/gate"
-cp "$work/facts-$s-before.json" "$(git rev-parse --absolute-git-dir)/spar/cache/facts/$s.json"
+cp "$work/facts-$s-before.json" "$(git rev-parse --absolute-git-dir)/spar/cache/facts/$s.jsonl"
 SH
 }
 

@@ -102,15 +102,19 @@ fn names_record_ref(w: &str) -> bool {
 
 const BYPASS: &str = "skips the rails hooks";
 
-/// A path into the hook scripts or into what `git rails` keeps under the git dir: a verdict
-/// kept there is believed by the local gate, so writing one by hand is a way around it.
+/// A path into the hook scripts or into what `git rails` and `git spar` keep under the git
+/// dir: a verdict or gate facts kept there are believed by the local gates, so writing one by
+/// hand is a way around them.
 fn names_rails_state(w: &str) -> bool {
     let w = w.trim_start_matches('>');
     w.contains(".git/rails/")
         || w.ends_with(".git/rails")
+        || w.contains(".git/spar/")
+        || w.ends_with(".git/spar")
         || w.contains(".git/hooks/")
         || w.ends_with(".git/hooks")
         || w.contains("rails/cache/")
+        || w.contains("spar/cache/")
 }
 
 /// Programs that only read the files they are given.
@@ -180,8 +184,9 @@ fn one(words: &[String]) -> Verdict {
     let rest = &words[i + 1..];
     if writes_rails_state(base, rest) {
         return Verdict::Block(
-            "the hook scripts and what git rails keeps under .git/rails (its cached verdicts and \
-             replays) are written only by `git rails`; leave them as they are"
+            "the hook scripts and what git rails and git spar keep under .git/rails and .git/spar \
+             (their cached verdicts, replays and gate facts) are written only by those tools; \
+             leave them as they are"
                 .to_string(),
         );
     }
@@ -363,6 +368,9 @@ mod tests {
             "chmod -x .git/hooks/pre-push",
             "find .git/rails -name '*.json' -delete",
             "sed -i s/false/true/ .git/rails/cache/gate/S.json",
+            "echo '{}' >> .git/spar/cache/facts/S.jsonl",
+            "rm -rf .git/spar",
+            "cp forged.json .git/spar/cache/gate/x.json",
         ] {
             assert!(blocked(c), "{c}: {:?}", classify(c));
         }

@@ -11,11 +11,12 @@
 //!   whose inputs are not the round's any more (a tool that did not know facts wrote the round
 //!   since) is stale and ignored.
 //! - The facts the gate derived itself, kept per series under
-//!   `<common dir>/spar/cache/facts/<series>.json` with the tip they hold for, the commits whose
+//!   `<common dir>/spar/cache/facts/<series>.jsonl` with the tip they hold for, the commits whose
 //!   history was checked and what that check found ([`super::record::replaced_in`]). The next
-//!   gate derives only the rounds whose files changed between that tip and the new one, and
-//!   checks only the commits not seen before: its cost grows with what was written since the
-//!   last gate. A kept file that cannot be read, or was written by another build, is ignored
+//!   gate derives only the rounds whose files changed between that tip and the new one, checks
+//!   only the commits not seen before, and appends what it learned as one line: what it derives
+//!   and writes grows with what was written since the last gate (reading the kept facts of
+//!   every listed round remains, one parse of a small line each). A kept file that cannot be read, or was written by another build, is ignored
 //!   and everything is derived again.
 //!
 //! The kept decision of the gate (`spar/cache/gate/`) stays a second level on top of these.
@@ -253,12 +254,9 @@ pub struct View {
     pub lies: Vec<String>,
 }
 
-/// The facts kept for one series.
-#[derive(Debug, Serialize, Deserialize)]
+/// The facts kept for one series, as folded from its file.
+#[derive(Debug)]
 struct Kept {
-    schema: String,
-    build: String,
-    series: String,
     tip: String,
     /// The round names of the first-parent chain, in the order first written.
     chain: Vec<String>,
@@ -267,21 +265,175 @@ struct Kept {
     history: Vec<String>,
     rounds: BTreeMap<String, RoundFacts>,
     lies: BTreeSet<String>,
+    /// How many changes the file holds after its header (it is written whole again when they
+    /// outgrow the rounds: see [`compact_after`]).
+    lines: usize,
 }
 
-const KEPT_SCHEMA: &str = "spar-gate-facts-kept/1";
+/// The first line of a series' kept facts: which build wrote them, for which series.
+#[derive(Debug, Serialize, Deserialize)]
+struct Header {
+    schema: String,
+    build: String,
+    series: String,
+}
+
+/// Each later line: what one gate learned going from the tip `from` (empty: nothing) to `tip`.
+/// A gate appends one such line, so what it writes grows with the rounds written since the
+/// tip it started from, never with all rounds.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Change {
+    from: String,
+    tip: String,
+    /// The whole chain again (it did not run through `from`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    chain: Option<Vec<String>>,
+    /// Names that joined the chain on top of `from`'s.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    chain_added: Vec<String>,
+    /// Commits checked by the history rule since `from`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    commits: Vec<String>,
+    /// The history check's findings, when they changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    history: Option<Vec<String>>,
+    /// The facts of each round derived again (None: the round is gone).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    rounds: BTreeMap<String, Option<RoundFacts>>,
+    /// For each round derived again: whether its recorded facts lie.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    lies: BTreeMap<String, bool>,
+}
+
+const KEPT_SCHEMA: &str = "spar-gate-facts-kept/2";
 
 fn kept_path(store: &Store, series: &str) -> PathBuf {
     store
         .common_dir()
         .join("spar/cache/facts")
-        .join(format!("{series}.json"))
+        .join(format!("{series}.jsonl"))
 }
 
+fn empty() -> Kept {
+    Kept {
+        tip: String::new(),
+        chain: Vec::new(),
+        commits: Vec::new(),
+        history: Vec::new(),
+        rounds: BTreeMap::new(),
+        lies: BTreeSet::new(),
+        lines: 0,
+    }
+}
+
+impl Kept {
+    /// Applies one change; false when it does not start from the tip folded so far (two gates
+    /// appended changes from the same tip, or the file was edited): then nothing kept is used.
+    fn apply(&mut self, c: Change) -> bool {
+        if c.from != self.tip {
+            return false;
+        }
+        if let Some(chain) = c.chain {
+            self.chain = chain;
+        }
+        for name in c.chain_added {
+            if !self.chain.contains(&name) {
+                self.chain.push(name);
+            }
+        }
+        self.commits.extend(c.commits);
+        if let Some(h) = c.history {
+            self.history = h;
+        }
+        for (name, f) in c.rounds {
+            match f {
+                Some(f) => self.rounds.insert(name, f),
+                None => self.rounds.remove(&name),
+            };
+        }
+        for (name, lies) in c.lies {
+            if lies {
+                self.lies.insert(name);
+            } else {
+                self.lies.remove(&name);
+            }
+        }
+        self.tip = c.tip;
+        self.lines += 1;
+        true
+    }
+
+    /// Everything kept as one change from nothing, for a file written whole.
+    fn whole(&self) -> Change {
+        Change {
+            from: String::new(),
+            tip: self.tip.clone(),
+            chain: Some(self.chain.clone()),
+            chain_added: Vec::new(),
+            commits: self.commits.clone(),
+            history: Some(self.history.clone()),
+            rounds: self
+                .rounds
+                .iter()
+                .map(|(n, f)| (n.clone(), Some(f.clone())))
+                .collect(),
+            lies: self.lies.iter().map(|n| (n.clone(), true)).collect(),
+        }
+    }
+}
+
+/// The kept facts of `series`, folded line by line; None when there are none, another build
+/// or series wrote them, or a line cannot be read or does not follow the one before.
 fn read_kept(store: &Store, series: &str) -> Option<Kept> {
     let bytes = std::fs::read(kept_path(store, series)).ok()?;
-    let k: Kept = serde_json::from_slice(&bytes).ok()?;
-    (k.schema == KEPT_SCHEMA && k.build == crate::BUILD_ID && k.series == series).then_some(k)
+    let mut lines = bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty());
+    let h: Header = serde_json::from_slice(lines.next()?).ok()?;
+    if h.schema != KEPT_SCHEMA || h.build != crate::BUILD_ID || h.series != series {
+        return None;
+    }
+    let mut k = empty();
+    for line in lines {
+        let c: Change = serde_json::from_slice(line).ok()?;
+        if !k.apply(c) {
+            return None;
+        }
+    }
+    (k.lines > 0).then_some(k)
+}
+
+/// Whether a file of `lines` changes over `rounds` rounds is written whole again: reading it
+/// then costs at most about a quarter more than reading one written whole, and being written
+/// whole once every quarter of the rounds keeps a gate's writing small on average.
+fn compact_after(lines: usize, rounds: usize) -> bool {
+    lines > 16.max(rounds / 4)
+}
+
+/// Keeps what a gate derived: `change` appended to the file it started from, or (nothing
+/// kept, or the file outgrew its rounds) `k` written whole. Best effort: a repository that
+/// cannot be written still gets its gate decided.
+fn keep(store: &Store, series: &str, k: &Kept, change: Change, appended: bool) {
+    let path = kept_path(store, series);
+    if appended && !compact_after(k.lines, k.rounds.len()) {
+        if let Ok(mut line) = serde_json::to_vec(&change) {
+            line.push(b'\n');
+            if store::cache_append(&path, &line).unwrap_or(false) {
+                return;
+            }
+        }
+    }
+    let header = Header {
+        schema: KEPT_SCHEMA.to_string(),
+        build: crate::BUILD_ID.to_string(),
+        series: series.to_string(),
+    };
+    let (Ok(mut bytes), Ok(body)) = (serde_json::to_vec(&header), serde_json::to_vec(&k.whole()))
+    else {
+        return;
+    };
+    bytes.push(b'\n');
+    bytes.extend(body);
+    bytes.push(b'\n');
+    let _ = store::cache_write(&path, &bytes);
 }
 
 fn view_of(k: Kept, series: &str) -> View {
@@ -336,37 +488,36 @@ pub fn view(store: &Store, series: &str) -> Result<View> {
         }
         other => other,
     };
-    let k = match update(store, series, tip, kept)? {
-        Some(k) => k,
+    let appended = kept.is_some();
+    let (k, change, appended) = match update(store, series, tip, kept)? {
+        Some((k, change)) => (k, change, appended),
         // The old tip is not in the new tip's history (the ref was moved back or aside): what
         // was kept may hold commits that are gone, so everything is derived again.
-        None => update(store, series, tip, None)?.unwrap_or_else(|| empty(series)),
+        None => match update(store, series, tip, None)? {
+            Some((k, change)) => (k, change, false),
+            None => (empty(), Change::default(), false),
+        },
     };
-    // Best effort: a repository that cannot be written still gets its gate decided.
-    if let Ok(bytes) = serde_json::to_vec(&k) {
-        let _ = store::cache_write(&kept_path(store, series), &bytes);
-    }
+    keep(store, series, &k, change, appended);
     Ok(view_of(k, series))
 }
 
-fn empty(series: &str) -> Kept {
-    Kept {
-        schema: KEPT_SCHEMA.to_string(),
-        build: crate::BUILD_ID.to_string(),
-        series: series.to_string(),
-        tip: String::new(),
-        chain: Vec::new(),
-        commits: Vec::new(),
-        history: Vec::new(),
-        rounds: BTreeMap::new(),
-        lies: BTreeSet::new(),
-    }
-}
-
-/// Brings `kept` (None: nothing) up to `tip`; None when the kept tip is not an ancestor of it.
-/// `kept.commits` is exactly the history of `kept.tip`, so the walk stops at those commits.
-fn update(store: &Store, series: &str, tip: ObjectId, kept: Option<Kept>) -> Result<Option<Kept>> {
-    let mut k = kept.unwrap_or_else(|| empty(series));
+/// Brings `kept` (None: nothing) up to `tip`, with the change that did it; None when the kept
+/// tip is not an ancestor of it. `kept.commits` is exactly the history of `kept.tip`, so the
+/// walk stops at those commits.
+fn update(
+    store: &Store,
+    series: &str,
+    tip: ObjectId,
+    kept: Option<Kept>,
+) -> Result<Option<(Kept, Change)>> {
+    let mut k = kept.unwrap_or_else(empty);
+    let mut change = Change {
+        from: k.tip.clone(),
+        tip: tip.to_string(),
+        ..Change::default()
+    };
+    let round_of = |info: &store::CommitInfo| info.trailer("Spar-Round");
     let old_tip = ObjectId::from_hex(k.tip.as_bytes()).ok();
     let known: HashSet<ObjectId> = k
         .commits
@@ -394,14 +545,18 @@ fn update(store: &Store, series: &str, tip: ObjectId, kept: Option<Kept>) -> Res
     if old_tip.is_some() && !reached_old {
         return Ok(None);
     }
-    let mut history = std::mem::take(&mut k.history);
+    let mut history = k.history.clone();
     for info in &fresh {
         record::replaced_in(store, series, info, &mut history)?;
     }
     history.sort();
     history.dedup();
-    k.history = history;
-    k.commits.extend(fresh.iter().map(|c| c.id.to_string()));
+    if history != k.history {
+        change.history = Some(history.clone());
+        k.history = history;
+    }
+    change.commits = fresh.iter().map(|c| c.id.to_string()).collect();
+    k.commits.extend(change.commits.iter().cloned());
 
     // The round names of the first-parent chain: those of the new commits on top of the old
     // tip's, or the whole chain read again when it does not run through the old tip.
@@ -416,7 +571,7 @@ fn update(store: &Store, series: &str, tip: ObjectId, kept: Option<Kept>) -> Res
         }
         match by_id.get(&id) {
             Some(info) => {
-                newer.push(info.trailer("Spar-Round"));
+                newer.push(round_of(info));
                 at = info.parents.first().copied();
             }
             None => break,
@@ -429,14 +584,21 @@ fn update(store: &Store, series: &str, tip: ObjectId, kept: Option<Kept>) -> Res
                 .chain(tip)?
                 .into_iter()
                 .rev()
-                .map(|info| info.trailer("Spar-Round"))
+                .map(|info| round_of(&info))
                 .collect();
         }
     }
+    let mut added = Vec::new();
     for name in newer.into_iter().rev().flatten() {
         if !k.chain.contains(&name) {
-            k.chain.push(name);
+            k.chain.push(name.clone());
+            added.push(name);
         }
+    }
+    if through_old {
+        change.chain_added = added;
+    } else {
+        change.chain = Some(k.chain.clone());
     }
 
     // The rounds whose files changed since the old tip are derived again.
@@ -457,18 +619,24 @@ fn update(store: &Store, series: &str, tip: ObjectId, kept: Option<Kept>) -> Res
         k.lies.remove(&name);
         if !present.contains(&name) {
             k.rounds.remove(&name);
+            change.rounds.insert(name.clone(), None);
+            change.lies.insert(name, false);
             continue;
         }
         let mut f = derive_in_tree(store, series, tree, &name)?;
-        if lies(store, tree, &name, &f)? {
+        let lie = lies(store, tree, &name, &f)?;
+        if lie {
             k.lies.insert(name.clone());
         }
+        change.lies.insert(name.clone(), lie);
         // The inputs only bind the recorded facts; the kept ones need not carry them.
         f.inputs.clear();
+        change.rounds.insert(name.clone(), Some(f.clone()));
         k.rounds.insert(name, f);
     }
     k.tip = tip.to_string();
-    Ok(Some(k))
+    k.lines += 1;
+    Ok(Some((k, change)))
 }
 
 /// The rounds at `tip` whose recorded gate facts contradict their records, one line each: for

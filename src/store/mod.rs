@@ -12,7 +12,7 @@ mod lock;
 mod refdb;
 mod reftable;
 
-pub use atomic::{atomic_write, atomic_write_mode, cache_write};
+pub use atomic::{atomic_write, atomic_write_mode, cache_append, cache_write};
 pub use lock::{lock, try_lock, Lock};
 pub use refdb::LeftLock;
 

@@ -1096,6 +1096,92 @@ fn the_replaced_result_rule_holds_across_kept_facts() {
     assert!(!back.stdout.contains("replaces"), "{back}");
 }
 
+/// What the gate keeps of a series grows by one line per new tip, naming only what changed
+/// since the tip it started from; a line that does not follow the one before (two gates that
+/// started from the same tip, or an edit) makes the whole file ignored and written again, and
+/// the decision is the one the records give.
+#[test]
+fn kept_gate_facts_grow_by_one_line_per_new_tip() {
+    let fx = Fixture::new("");
+    mixed_round(&fx);
+    fx.run("s", &[]).ok();
+    let kept = fx.repo.path().join(".git/spar/cache/facts/s.jsonl");
+    let lines = |b: &[u8]| -> Vec<Value> {
+        String::from_utf8_lossy(b)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let g = fx.spar(&["gate", "s:code-1", "s:code-2"]);
+    assert_eq!(g.code, 2, "{g}");
+    assert!(g.stdout.contains("s:code-2: lint-F2"), "{g}");
+    let whole = std::fs::read(&kept).unwrap();
+    let first = lines(&whole);
+    assert_eq!(first.len(), 2, "a header and everything as one change");
+    assert_eq!(first[0]["schema"], "spar-gate-facts-kept/2");
+    assert_eq!(first[1]["from"], "");
+    assert_eq!(first[1]["rounds"].as_object().unwrap().len(), 2);
+
+    let before = fx.tip("s");
+    fx.spar(&[
+        "triage",
+        "s",
+        "code-2",
+        "lint-F2",
+        "answered",
+        "--user-quote",
+        "yes",
+    ])
+    .ok();
+    assert_ne!(fx.tip("s"), before);
+    let g = fx.spar(&["gate", "s:code-1", "s:code-2"]);
+    assert_eq!(g.code, 2, "{g}");
+    let grown = std::fs::read(&kept).unwrap();
+    assert!(
+        grown.starts_with(&whole),
+        "the earlier lines are left as they were"
+    );
+    let now = lines(&grown);
+    assert_eq!(now.len(), 3, "one line more");
+    assert_eq!(now[2]["from"], before.as_str());
+    assert_eq!(now[2]["tip"], fx.tip("s").as_str());
+    let changed: Vec<&String> = now[2]["rounds"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        changed,
+        ["code-2"],
+        "only the triaged round is written again"
+    );
+    assert!(!g.stdout.contains("s:code-2: lint-F2"), "{g}");
+
+    // The same change appended twice (as two gates from one tip would): not folded; the gate
+    // derives everything again, decides from the records and writes the file whole.
+    let mut doubled = grown.clone();
+    doubled.extend_from_slice(&grown[whole.len()..]);
+    std::fs::write(&kept, &doubled).unwrap();
+    std::fs::remove_dir_all(fx.repo.path().join(".git/spar/cache/gate")).unwrap();
+    let again = fx.spar(&["gate", "s:code-1", "s:code-2"]);
+    assert_eq!(again.code, 2, "{again}");
+    assert_eq!(
+        again.stdout.replace(char::is_numeric, ""),
+        g.stdout.replace(char::is_numeric, "")
+    );
+    let rewritten = lines(&std::fs::read(&kept).unwrap());
+    assert_eq!(rewritten.len(), 2, "written whole again");
+    assert_eq!(rewritten[1]["tip"], fx.tip("s").as_str());
+
+    // A line cut short (a crash while appending) is no cache either.
+    let mut cut = std::fs::read(&kept).unwrap();
+    cut.extend_from_slice(b"{\"from\": \"");
+    std::fs::write(&kept, &cut).unwrap();
+    std::fs::remove_dir_all(fx.repo.path().join(".git/spar/cache/gate")).unwrap();
+    let cut_gate = fx.spar(&["gate", "s:code-1", "s:code-2"]);
+    assert_eq!(
+        cut_gate.stdout.replace(char::is_numeric, ""),
+        g.stdout.replace(char::is_numeric, "")
+    );
+    assert_eq!(lines(&std::fs::read(&kept).unwrap()).len(), 2);
+}
+
 /// A reviewer result handed to `git spar record` as a stream of 1 GiB is refused once 32 MiB
 /// have been read (memory stays bounded; nothing is recorded), and a result of the allowed
 /// size on the same stream still lands.
