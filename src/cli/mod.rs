@@ -19,6 +19,7 @@ pub mod complete;
 pub mod man;
 pub mod rails;
 pub mod spar;
+pub mod start;
 
 use std::io::Write;
 use std::process::ExitCode;

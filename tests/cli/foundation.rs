@@ -71,6 +71,82 @@ fn help_and_version_exit_0() {
     repo.spar(&["--help"]).ok().stdout_has("reviewers");
 }
 
+/// The binaries start without std's start-up routine (src/cli/start.rs) and do what it did
+/// that they rely on: a closed stdout or stdin is opened on /dev/null (so the output is not
+/// written into some file the program opens next, and nothing fails), and a reader that goes
+/// away ends the process quietly with 0 instead of a death by SIGPIPE.
+#[test]
+fn the_binaries_start_with_their_standard_descriptors_and_sigpipe_ignored() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let repo = TestRepo::new();
+    for program in ["git-rails", "git-spar"] {
+        let path = bin(program);
+        for closing in ["exec 1>&-", "exec 0<&-", "exec 2>&-"] {
+            let out = std::process::Command::new("sh")
+                .current_dir(repo.path())
+                .args([
+                    "-c",
+                    &format!("{closing}; \"$0\" --version"),
+                    &path.display().to_string(),
+                ])
+                .output()
+                .unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{program} after {closing}: {out:?}"
+            );
+            assert!(out.stderr.is_empty(), "{program} after {closing}: {out:?}");
+        }
+        // What a child inherits as its stdout: /dev/null, not nothing (or a file of ours).
+        let hooks = repo.path().join(".git/hooks");
+        std::fs::create_dir_all(&hooks).unwrap();
+        let seen = repo.path().join("fd1.txt");
+        let local = hooks.join("pre-push.local");
+        std::fs::write(
+            &local,
+            format!(
+                "#!/bin/sh\nreadlink /proc/self/fd/0 0<&1 > {0} 2>/dev/null || echo closed > {0}\nexit 0\n",
+                seen.display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&local, std::fs::Permissions::from_mode(0o755)).unwrap();
+        if program == "git-rails" {
+            let out = std::process::Command::new("sh")
+                .current_dir(repo.path())
+                .env("RAILS_HOOK_DIR", &hooks)
+                .args([
+                    "-c",
+                    "exec 1>&-; \"$0\" hook pre-push origin url < /dev/null",
+                    &path.display().to_string(),
+                ])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{out:?}");
+            assert_eq!(std::fs::read_to_string(&seen).unwrap().trim(), "/dev/null");
+        }
+        // A reader that reads one byte and goes away.
+        let mut child = repo
+            .command(program)
+            .arg("--help")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut one = [0u8; 1];
+        child.stdout.take().unwrap().read_exact(&mut one).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{program} --help into a closed pipe: {out:?}"
+        );
+    }
+}
+
 #[test]
 fn git_finds_the_subcommands_on_path() {
     let repo = TestRepo::new();
