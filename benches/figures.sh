@@ -26,6 +26,8 @@
 # reviewer output; 0: skip), SPAR_GROWTH_ROUNDS ("100 1000 5000").
 #
 # Needs hyperfine, valgrind (for CALLGRIND=1), jq, python3 and GNU time (/usr/bin/time).
+# hyperfine 1.16 or later gives a hook its stdin itself (`--input`); with an older one a hook
+# runs under one more `sh -c`, which counts against it, and the script says so.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${BIN:-"$here/target/release"}
@@ -273,13 +275,22 @@ fi
 
 # ---- measuring ---------------------------------------------------------------------------
 
-# Instructions of a command and of every process it starts (callgrind, summed).
+# Instructions of a command and of every process it starts (callgrind, summed). A trailing
+# `< file` is its stdin, given by this script; a command with other shell syntax runs under
+# `sh -c` (whose own start is then counted too); any other runs as it is, with no shell.
 instructions() { # $1 = shell command
   [ "$CALLGRIND" = 1 ] || { echo 0; return; }
-  local d; d=$(mktemp -d)
+  local d cmd=$1 input=/dev/null
+  case $cmd in *' < '*) input=${cmd##* < }; cmd=${cmd% < *} ;; esac
+  d=$(mktemp -d)
   sh "$work/prep.sh" >/dev/null 2>&1 || true
+  case $cmd in
+    *'<'*|*'|'*|*'>'*|*';'*|*'&'*|*"'"*) set -- sh -c "$cmd" ;;
+    # shellcheck disable=SC2086
+    *) set -- $cmd ;;
+  esac
   valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$d/cg.%p" \
-    sh -c "$1" >/dev/null 2>&1 </dev/null || true
+    "$@" >/dev/null 2>&1 < "$input" || true
   cat "$d"/cg.* | awk '/^summary:/ { s += $2 } END { print s + 0 }'
   rm -rf "$d"
 }
@@ -295,13 +306,28 @@ peak_kib() { # $1 = command line without shell syntax, $2 = stdin file
 table="$work/table.md"
 printf '| what | mean | anchor | anchor mean | wall ratio | instructions ratio | target | peak memory |\n|:---|---:|:---|---:|---:|---:|---:|---:|\n' > "$table"
 
-# A command hyperfine can start without a shell: as it is, or under `sh -c` when it has shell
-# syntax.
+# hyperfine's arguments for a command it starts without a shell: as it is, with a trailing
+# `< file` given as its stdin by hyperfine itself (`--input`, hyperfine 1.16 and later), or
+# under `sh -c` when it has other shell syntax (or this hyperfine cannot give a stdin), which
+# counts against it. Each command is one `-n name command` group (`--input` applies to all
+# commands of a run, so a run mixes no stdins: the anchor reads the same file).
+HYPERFINE_INPUT=0
+hyperfine --help 2>/dev/null | grep -q -- '--input' && HYPERFINE_INPUT=1
+[ "$HYPERFINE_INPUT" = 1 ] || log "$(hyperfine --version) has no --input: a hook with its stdin runs under one more sh -c"
 no_shell() {
-  case $1 in
-    *'<'*|*'|'*|*'>'*|*';'*|*'&'*|*"'"*) printf "sh -c %q" "$1" ;;
-    *) printf '%s' "$1" ;;
+  local cmd=$1
+  if [ "$HYPERFINE_INPUT" = 1 ]; then
+    case $cmd in *' < '*) cmd=${cmd% < *} ;; esac
+  fi
+  case $cmd in
+    *'<'*|*'|'*|*'>'*|*';'*|*'&'*|*"'"*) printf "sh -c %q" "$cmd" ;;
+    *) printf '%s' "$cmd" ;;
   esac
+}
+# The `--input` arguments for a command whose trailing `< file` hyperfine gives (none else).
+input_of() {
+  case $1 in *' < '*) [ "$HYPERFINE_INPUT" = 1 ] && printf -- '--input\n%s\n' "${1##* < }" ;; esac
+  return 0
 }
 
 # $1 what, $2 our command (shell), $3 anchor name, $4 anchor command (shell), $5 target ratio,
@@ -310,11 +336,12 @@ figure() {
   local what=$1 ours=$2 aname=$3 anchor=$4 target=$5 mem=$6 stdin=$7 prep=${8:-}
   printf '%s\n' "${prep:+sh $prep}" > "$work/prep.sh"
   # No shell between hyperfine and the command (-N): on a busy machine hyperfine's estimate of a
-  # shell's start is noisier than a 2 ms command and clamps a mean to 0. A command with shell
-  # syntax (a hook with its stdin) runs under `sh -c`, which counts against us.
+  # shell's start is noisier than a 2 ms command and clamps a mean to 0. A hook's stdin is given
+  # by hyperfine (see no_shell); other shell syntax runs under `sh -c`, which counts against us.
   local args=(-N --warmup 5 --runs "$RUNS" -i --export-json "$work/h.json")
   [ -n "$prep" ] && args+=(--prepare "sh $prep")
-  hyperfine "${args[@]}" -n ours "$(no_shell "$ours")" -n anchor "$(no_shell "$anchor")" >/dev/null 2>&1
+  mapfile -t inp < <(input_of "$ours")
+  hyperfine "${args[@]}" "${inp[@]}" -n ours "$(no_shell "$ours")" -n anchor "$(no_shell "$anchor")" >/dev/null 2>&1
   local mo ma io ia kib
   mo=$(jq '.results[0].mean * 1000' "$work/h.json"); ma=$(jq '.results[1].mean * 1000' "$work/h.json")
   io=$(instructions "$ours"); ia=$(instructions "$anchor")
@@ -334,8 +361,8 @@ PY
 
 figure "git rails gate (passing, $TRANSITIONS transitions)" "git-rails gate" \
   "git rev-parse HEAD" "git rev-parse HEAD" 2 "git-rails gate" /dev/null
-# The hook script runs in its own /bin/sh, as when git runs it (under one more `sh -c` for its
-# stdin: see no_shell).
+# The hook script runs in its own /bin/sh, as when git runs it, its stdin given by hyperfine
+# and by this script (see no_shell and instructions), so no other shell is counted.
 figure "installed pre-push hook, main updated by 10 commits (passing)" ".git/hooks/pre-push origin url < $work/push-update.in" \
   "git rev-parse HEAD" "git rev-parse HEAD" 2 "git-rails hook pre-push origin url" "$work/push-update.in"
 # The worst case reads 1,000 commit messages; its anchor is git reading the same messages.
@@ -387,7 +414,8 @@ cat "$table"
 hook_figure() { # $1 = folder, $2 = hook command (shell), $3 = prepare command or ''
   local args=(-N --warmup 3 --runs "$RUNS" -i --export-json "$work/m.json")
   [ -n "$3" ] && args+=(--prepare "$3")
-  (cd "$1" && PATH="$mpath" hyperfine "${args[@]}" "$(no_shell "$2")" >/dev/null 2>&1)
+  mapfile -t inp < <(input_of "$2")
+  (cd "$1" && PATH="$mpath" hyperfine "${args[@]}" "${inp[@]}" "$(no_shell "$2")" >/dev/null 2>&1)
   local ms ins
   ms=$(jq '.results[0].mean * 1000' "$work/m.json")
   printf '%s\n' "$3" > "$work/prep.sh"
@@ -500,8 +528,10 @@ if [ "$GROWTH" = 1 ]; then
       h=$(git rev-parse HEAD)
       printf 'refs/heads/main %s refs/heads/main %s\n' "$h" "$(printf '0%.0s' $(seq 40))" > "$work/push-$c.in"
       rp=$(mean_ms "git rev-parse HEAD")
-      hyperfine -N --warmup 5 --runs "$RUNS" -i --export-json "$work/g.json" \
-        "sh -c 'git-rails hook pre-push origin url < $work/push-$c.in'" >/dev/null 2>&1
+      hook="git-rails hook pre-push origin url < $work/push-$c.in"
+      mapfile -t inp < <(input_of "$hook")
+      hyperfine -N --warmup 5 --runs "$RUNS" -i --export-json "$work/g.json" "${inp[@]}" \
+        "$(no_shell "$hook")" >/dev/null 2>&1
       hk=$(jq '.results[0].mean * 1000' "$work/g.json")
       hi=$(instructions "git-rails hook pre-push origin url < $work/push-$c.in")
       printf '| %s | %.2f | %.2f | %s |\n' "$c" "$rp" "$hk" "$hi"

@@ -6,7 +6,9 @@
 //! stops recorded for the sprint (their tip), the tree judged, and the code that judges. So a
 //! report computed from them is kept under the common dir (`rails/cache/gate/<sprint>.json`)
 //! with those five as its key, and the next ask with the same key reads it instead of reading
-//! the contract and replaying the chain again. Any new record, a new commit with another tree,
+//! the contract and replaying the chain again. The key also names the commit the tree was read
+//! from, so asking about the same commit again reads no object at all (a pack's index costs a
+//! walk over all its objects to open): `doctor` checks that commit's tree is the one kept. Any new record, a new commit with another tree,
 //! or another build of the tool misses the key, and the report is computed again.
 //!
 //! What is kept is trusted as much as the hooks themselves: anyone who can write this folder
@@ -24,7 +26,10 @@ use crate::error::Result;
 use crate::hooks::agent::STOPS;
 use crate::store::{ObjectId, Store};
 
-/// Everything the verdict is computed from.
+/// Everything the verdict is computed from: the build, the three ref tips and the tree judged.
+/// `commit` is the commit the tree was read from, when there was one: the next ask about the
+/// same commit finds the tree without reading any object (opening a pack's index costs a walk
+/// over every object in it), and an ask about another commit with the same tree still hits.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Key {
     build: String,
@@ -32,6 +37,16 @@ struct Key {
     evidence: Option<String>,
     stops: Option<String>,
     tree: Option<String>,
+    #[serde(default)]
+    commit: Option<String>,
+}
+
+impl Key {
+    /// The same records and build (the tree and commit aside).
+    fn same_records(&self, other: &Key) -> bool {
+        (&self.build, &self.contract, &self.evidence, &self.stops)
+            == (&other.build, &other.contract, &other.evidence, &other.stops)
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -54,7 +69,13 @@ pub fn path(store: &Store, sprint: &str) -> PathBuf {
         .join(format!("{sprint}.json"))
 }
 
-fn key(store: &Store, sprint: &str, tree: Option<ObjectId>) -> Result<Key> {
+/// The key of the records as they are now, with `tree` and `commit` as given.
+fn key(
+    store: &Store,
+    sprint: &str,
+    tree: Option<ObjectId>,
+    commit: Option<ObjectId>,
+) -> Result<Key> {
     let tip = |name: String| -> Result<Option<String>> {
         Ok(store.ref_target(&name)?.map(|id| id.to_string()))
     };
@@ -64,13 +85,13 @@ fn key(store: &Store, sprint: &str, tree: Option<ObjectId>) -> Result<Key> {
         evidence: tip(super::evidence_ref(sprint))?,
         stops: tip(format!("{STOPS}{sprint}"))?,
         tree: tree.map(|t| t.to_string()),
+        commit: commit.map(|c| c.to_string()),
     })
 }
 
-fn read(store: &Store, sprint: &str, key: &Key) -> Option<Report> {
+fn read(store: &Store, sprint: &str) -> Option<Kept> {
     let bytes = std::fs::read(path(store, sprint)).ok()?;
-    let kept: Kept = serde_json::from_slice(&bytes).ok()?;
-    (kept.key == *key).then_some(kept.report)
+    serde_json::from_slice(&bytes).ok()
 }
 
 /// Keeps a report; one that cannot be written only costs the next ask time.
@@ -84,13 +105,34 @@ fn write(store: &Store, sprint: &str, key: Key, report: &Report) {
     }
 }
 
-/// [`gate::evaluate`], read from what was kept when nothing it depends on moved.
+/// [`gate::evaluate`], read from what was kept when nothing it depends on moved. The same
+/// commit as the kept one is answered from the refs and the kept file alone.
 pub fn evaluate(store: &Store, sprint: &str, commit: Option<ObjectId>) -> Result<Report> {
+    let now = key(store, sprint, None, commit)?;
+    let kept = read(store, sprint);
+    if let (Some(k), Some(_)) = (&kept, commit) {
+        if k.key.same_records(&now) && k.key.commit == now.commit && k.key.tree.is_some() {
+            let mut report = k.report.clone();
+            report.commit = commit.map(|c| c.to_string());
+            return Ok(report);
+        }
+    }
     let tree = match commit {
         Some(c) => Some(store.tree_of(c)?),
         None => None,
     };
-    evaluate_tree(store, sprint, commit.map(|c| c.to_string()), tree)
+    let now = Key {
+        tree: tree.map(|t| t.to_string()),
+        ..now
+    };
+    decide(
+        store,
+        sprint,
+        commit.map(|c| c.to_string()),
+        tree,
+        now,
+        kept,
+    )
 }
 
 /// [`gate::evaluate_tree`], read from what was kept when nothing it depends on moved.
@@ -100,15 +142,34 @@ pub fn evaluate_tree(
     label: Option<String>,
     tree: Option<ObjectId>,
 ) -> Result<Report> {
-    let key = key(store, sprint, tree)?;
-    if let Some(mut report) = read(store, sprint, &key) {
-        report.commit = label;
-        return Ok(report);
+    let now = key(store, sprint, tree, None)?;
+    decide(store, sprint, label, tree, now, read(store, sprint))
+}
+
+/// The kept report when it was computed for the same records and tree (kept again for this
+/// commit when it was kept for another), else the gate's, kept.
+fn decide(
+    store: &Store,
+    sprint: &str,
+    label: Option<String>,
+    tree: Option<ObjectId>,
+    now: Key,
+    kept: Option<Kept>,
+) -> Result<Report> {
+    if let Some(k) = kept {
+        if k.key.same_records(&now) && k.key.tree == now.tree {
+            let mut report = k.report;
+            if now.commit.is_some() && k.key.commit != now.commit {
+                write(store, sprint, now, &report);
+            }
+            report.commit = label;
+            return Ok(report);
+        }
     }
     let report = gate::evaluate_tree(store, sprint, label, tree)?;
     // A chain that does not replay is told afresh each time, never from a kept file.
     if report.chain_problem.is_none() {
-        write(store, sprint, key, &report);
+        write(store, sprint, now, &report);
     }
     Ok(report)
 }
@@ -132,8 +193,26 @@ pub fn check(store: &Store, sprint: &str) -> Result<Option<String>> {
         },
         None => None,
     };
-    if key(store, sprint, tree)? != kept.key {
-        return Ok(None); // kept for other inputs: never read for these
+    let commit = match &kept.key.commit {
+        Some(c) => match ObjectId::from_hex(c.as_bytes()) {
+            Ok(c) if store.has_object(c) => Some(c),
+            _ => return Ok(None),
+        },
+        None => None,
+    };
+    if !key(store, sprint, tree, commit)?.same_records(&kept.key) {
+        return Ok(None); // kept for other records: never read for these
+    }
+    // The kept commit is answered without reading its tree: it must be the tree kept.
+    if let Some(c) = commit {
+        let real = store.tree_of(c)?;
+        if Some(real) != tree {
+            return Ok(Some(format!(
+                "the gate report kept for {sprint} ({}) names commit {c} with tree {}, but that commit's tree is {real}: the file was not written by the gate",
+                path(store, sprint).display(),
+                kept.key.tree.as_deref().unwrap_or("none"),
+            )));
+        }
     }
     let fresh = gate::evaluate_tree(store, sprint, None, tree)?;
     let mut kept_report = kept.report;

@@ -1029,6 +1029,67 @@ fn the_kept_verdict_is_read_only_for_the_same_records_and_tree() {
     repo.rails(&["gate", "S"]).ok();
 }
 
+/// Asked again about the same commit, the gate answers from the refs and the kept file alone
+/// (no object is read: the object store can be gone); another commit with the same tree still
+/// hits; a kept file that names a commit with another tree than the one kept is caught by
+/// doctor.
+#[test]
+fn the_kept_verdict_of_the_same_commit_reads_no_object() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    prove(&repo, "c1", "feature.txt");
+    repo.commit_all("feature");
+    repo.rails(&["gate", "S"]).ok();
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let kept: Value = serde_json::from_slice(&std::fs::read(kept_file(&repo)).unwrap()).unwrap();
+    assert_eq!(kept["key"]["commit"], head.as_str(), "{kept}");
+
+    let objects = repo.path().join(".git/objects");
+    let away = repo.path().join(".git/objects-away");
+    std::fs::rename(&objects, &away).unwrap();
+    std::fs::create_dir(&objects).unwrap();
+    let blind = repo.rails(&["gate", "S"]);
+    std::fs::remove_dir(&objects).unwrap();
+    std::fs::rename(&away, &objects).unwrap();
+    blind.ok();
+    assert!(blind.stdout.contains("gate passed"), "{blind}");
+
+    // A new commit with the same tree: a hit by the tree, kept again for the new commit.
+    repo.git(&["commit", "-q", "--amend", "-m", "feature, reworded"]);
+    let amended = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.rails(&["gate", "S"]).ok();
+    let kept: Value = serde_json::from_slice(&std::fs::read(kept_file(&repo)).unwrap()).unwrap();
+    assert_eq!(kept["key"]["commit"], amended.as_str(), "{kept}");
+    assert_eq!(
+        kept["key"]["tree"],
+        repo.git(&["rev-parse", "HEAD^{tree}"]).trim()
+    );
+
+    // The forgery this makes possible: a kept verdict naming HEAD beside another tree's report.
+    repo.write("feature.txt", "");
+    repo.commit_all("empties the feature");
+    let now = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let mut forged = kept.clone();
+    forged["key"]["commit"] = json!(now);
+    std::fs::write(kept_file(&repo), forged.to_string()).unwrap();
+    let doctor = repo.rails(&["doctor", "--json"]);
+    assert_eq!(doctor.code, 1, "{doctor}");
+    let findings = doctor.json()["findings"].clone();
+    let f = findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "kept-report")
+        .unwrap_or_else(|| panic!("no kept-report finding: {doctor}"));
+    assert!(
+        f["what"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("names commit {now} with tree")),
+        "{doctor}"
+    );
+    assert_ne!(repo.rails(&["verify", "S"]).code, 0);
+}
+
 #[test]
 fn a_hand_written_kept_verdict_is_caught_by_doctor_verify_and_the_agent_hook() {
     let repo = frozen(json!([needs_file("c1", "feature.txt")]));
