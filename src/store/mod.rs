@@ -9,6 +9,7 @@
 
 mod atomic;
 mod lock;
+mod loose;
 mod refdb;
 mod reftable;
 
@@ -349,6 +350,9 @@ impl Store {
 
     /// A commit's tree id.
     pub fn tree_of(&self, commit: ObjectId) -> Result<ObjectId> {
+        if let Some(c) = self.loose_commit(commit) {
+            return Ok(c.tree);
+        }
         let c = self
             .repo
             .find_commit(commit)
@@ -372,6 +376,9 @@ impl Store {
     }
 
     pub fn commit_info(&self, id: ObjectId) -> Result<CommitInfo> {
+        if let Some(c) = self.loose_commit(id) {
+            return Ok(c);
+        }
         let c = self
             .repo
             .find_commit(id)
@@ -744,12 +751,19 @@ impl Store {
 
     /// Whether an object exists in the repository.
     pub fn has_object(&self, id: ObjectId) -> bool {
-        self.repo.has_object(id)
+        self.loose_has(id) || self.repo.has_object(id)
     }
 
     /// The commit `id` names, peeling annotated tags; `None` when it is a tree or a blob (which
     /// git may push too). An object that is not in the repository is an error the caller words.
     pub fn peel_to_commit(&self, id: ObjectId) -> Result<Option<ObjectId>> {
+        if let Some(o) = self.loose_read(id) {
+            match o.kind {
+                gix::object::Kind::Commit => return Ok(Some(id)),
+                gix::object::Kind::Tree | gix::object::Kind::Blob => return Ok(None),
+                gix::object::Kind::Tag => {} // peeled below
+            }
+        }
         let object = self
             .repo
             .find_object(id)

@@ -1,0 +1,132 @@
+//! The repository's own loose objects, asked first by the reads a hook makes.
+//!
+//! gix's object store looks in every pack before it looks at the loose objects, and opening a
+//! pack's index walks the offset of every object in it (gix-pack's size check): 0.26 M
+//! instructions on the 30,000 objects of the benchmark fixture, more the bigger the
+//! repository. The commits a hook reads — the ones being pushed, HEAD — are nearly always
+//! loose, made since the last `git gc`. So the reads on the hook path (`has_object`,
+//! `peel_to_commit`, `commit_info`, `tree_of`) look for a loose object first (one file, one
+//! inflate) and fall back to gix's whole store (packs, alternates, a quarantine) when there is
+//! none. Objects are content-addressed, so either place gives the same bytes.
+
+use super::{CommitInfo, ObjectId, Store};
+
+/// A loose object's kind and bytes.
+pub(super) struct Loose {
+    pub kind: gix::object::Kind,
+    pub data: Vec<u8>,
+}
+
+impl Store {
+    fn loose_db(&self) -> gix::odb::loose::Store {
+        gix::odb::loose::Store::at(
+            self.repo.objects.store_ref().path(),
+            self.repo.object_hash(),
+        )
+    }
+
+    /// Whether `id` is a loose object of this repository.
+    pub(super) fn loose_has(&self, id: ObjectId) -> bool {
+        self.loose_db().contains(&id)
+    }
+
+    /// The loose object `id`, or None (not loose here, or unreadable: the caller asks gix).
+    pub(super) fn loose_read(&self, id: ObjectId) -> Option<Loose> {
+        let mut buf = Vec::new();
+        let kind = self.loose_db().try_find(&id, &mut buf).ok()??.kind;
+        Some(Loose { kind, data: buf })
+    }
+
+    /// The commit `id` decoded from its loose object, or None.
+    pub(super) fn loose_commit(&self, id: ObjectId) -> Option<CommitInfo> {
+        let o = self.loose_read(id)?;
+        if o.kind != gix::object::Kind::Commit {
+            return None;
+        }
+        let c = gix::objs::CommitRef::from_bytes(&o.data, id.kind()).ok()?;
+        let time = c.committer().ok()?.time().ok()?.seconds;
+        Some(CommitInfo {
+            id,
+            tree: c.tree(),
+            parents: c.parents().collect(),
+            message: String::from_utf8_lossy(c.message.as_ref()).into_owned(),
+            time,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &std::path::Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "a")
+            .env("GIT_AUTHOR_EMAIL", "a@example.invalid")
+            .env("GIT_COMMITTER_NAME", "c")
+            .env("GIT_COMMITTER_EMAIL", "c@example.invalid")
+            .env("GIT_COMMITTER_DATE", "1700000000 +0200")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    /// A loose commit reads the same through the fast path as through gix's store, and a
+    /// packed one (no loose file) is left to gix; tags and trees peel as before.
+    #[test]
+    fn loose_reads_match_the_object_store() {
+        for format in ["sha1", "sha256"] {
+            let dir = tempfile::tempdir().unwrap();
+            let d = dir.path();
+            git(d, &["init", "-q", &format!("--object-format={format}")]);
+            std::fs::write(d.join("f"), "x\n").unwrap();
+            git(d, &["add", "f"]);
+            git(d, &["commit", "-q", "-m", "first"]);
+            git(
+                d,
+                &[
+                    "commit",
+                    "-q",
+                    "--allow-empty",
+                    "-m",
+                    "second\n\nbody é\nRails-Sprint: S",
+                ],
+            );
+            git(d, &["tag", "-a", "-m", "t", "v1"]);
+            let store = Store::open(d).unwrap();
+            let head = ObjectId::from_hex(git(d, &["rev-parse", "HEAD"]).as_bytes()).unwrap();
+            let tag = ObjectId::from_hex(git(d, &["rev-parse", "v1"]).as_bytes()).unwrap();
+            let tree =
+                ObjectId::from_hex(git(d, &["rev-parse", "HEAD^{tree}"]).as_bytes()).unwrap();
+
+            let fast = store.loose_commit(head).expect("a loose commit");
+            let c = store.repo.find_commit(head).unwrap();
+            assert_eq!(fast.tree, c.tree_id().unwrap().detach());
+            let parents: Vec<ObjectId> = c.parent_ids().map(|p| p.detach()).collect();
+            assert_eq!(fast.parents, parents);
+            assert_eq!(fast.message, c.message_raw().unwrap().to_string());
+            assert_eq!(fast.time, c.time().unwrap().seconds);
+            assert_eq!(fast.time, 1_700_000_000);
+            assert_eq!(fast.trailer("Rails-Sprint").as_deref(), Some("S"));
+            assert!(store.loose_has(head));
+            assert_eq!(store.peel_to_commit(tag).unwrap(), Some(head));
+            assert_eq!(store.peel_to_commit(tree).unwrap(), None);
+            assert_eq!(store.tree_of(head).unwrap(), tree);
+
+            git(d, &["gc", "-q", "--prune=now"]);
+            let store = Store::open(d).unwrap();
+            assert!(store.loose_commit(head).is_none(), "packed now");
+            assert!(!store.loose_has(head));
+            assert!(store.has_object(head));
+            assert_eq!(store.commit_info(head).unwrap().message, fast.message);
+            assert_eq!(store.tree_of(head).unwrap(), tree);
+            assert_eq!(store.peel_to_commit(tag).unwrap(), Some(head));
+        }
+    }
+}
