@@ -370,17 +370,9 @@ fn spec_error(problem: &str) -> checks::Outcome {
 fn changed_since(store: &Store, base: Option<ObjectId>, _root: &Path) -> Result<Vec<String>> {
     let mut paths = Vec::new();
     if let Some(base) = base {
-        let out = store.git(&[
-            "diff",
-            "--name-only",
-            "-z",
-            "--no-renames",
-            &base.to_string(),
-        ])?;
-        paths.extend(out.split('\0').filter(|s| !s.is_empty()).map(String::from));
+        paths.extend(store.changed_since_commit(base)?);
     }
-    let out = store.git(&["ls-files", "-z", "--others", "--exclude-standard"])?;
-    paths.extend(out.split('\0').filter(|s| !s.is_empty()).map(String::from));
+    paths.extend(store.untracked_files()?);
     paths.sort();
     paths.dedup();
     Ok(paths)

@@ -9,11 +9,13 @@
 
 mod atomic;
 mod lock;
+mod porcelain;
 mod refdb;
 mod reftable;
 
 pub use atomic::{atomic_write, atomic_write_mode, cache_write};
 pub use lock::{lock, try_lock, Lock};
+pub use porcelain::RemoteOutcome;
 pub use refdb::LeftLock;
 
 use std::collections::HashMap;
@@ -1299,7 +1301,9 @@ impl Store {
     }
 
     /// Runs `git` with `args` in the work tree (or git dir) and returns stdout. Used only off
-    /// the hot path, where git's own porcelain is the reference (work-tree status).
+    /// the hot path, where git's own porcelain is the reference (work-tree status). Outside the
+    /// store only spar's remaining calls use it; a new need gets a named function
+    /// (`porcelain.rs`) instead.
     pub fn git(&self, args: &[&str]) -> Result<String> {
         self.git_with(args, &[])
     }

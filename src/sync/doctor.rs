@@ -145,16 +145,7 @@ fn uncommitted_content(store: &Store, tip: ObjectId) -> Result<Vec<(String, Vec<
 
 /// Whether `path` is held by HEAD or the index now (it was tracked, then).
 fn committed_anywhere(store: &Store, path: &str) -> Result<bool> {
-    let tracked = store
-        .git(&["ls-files", "--cached", "--", path])
-        .unwrap_or_default();
-    if !tracked.trim().is_empty() {
-        return Ok(true);
-    }
-    let in_history = store
-        .git(&["log", "--all", "--format=%H", "-1", "--", path])
-        .unwrap_or_default();
-    Ok(!in_history.trim().is_empty())
+    Ok(store.is_in_index(path) || store.path_in_history(path))
 }
 
 /// Every check; findings empty means healthy.
@@ -162,12 +153,7 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
     let mut findings = Vec::new();
 
     // 1. Records that point at commits git does not keep.
-    let reachable: HashSet<String> = store
-        .git(&["rev-list", "--branches", "--tags", "--remotes"])
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect();
+    let reachable: HashSet<String> = store.commits_on_branches_tags_remotes();
     let mut seen = HashSet::new();
     for (what, hex) in referenced(store)? {
         if !seen.insert((what.clone(), hex.clone())) || reachable.contains(&hex) {

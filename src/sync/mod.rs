@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::error::{Context, Error, Result};
+use crate::error::{Error, Result};
 use crate::store::{self, refs, ObjectId, Store};
 use merge::{Rejected, Renamed, VersionSide};
 
@@ -200,36 +200,12 @@ fn check_remote(store: &Store, remote: &str) -> Result<()> {
     Ok(())
 }
 
-/// Runs git with `args`, returning (success, stdout, stderr).
-fn git(store: &Store, args: &[String]) -> Result<(bool, String, String)> {
-    let dir = store
-        .workdir()
-        .map(|p| p.to_path_buf())
-        .unwrap_or_else(|_| store.git_dir().to_path_buf());
-    let out = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .output()
-        .ctx(format!("running git {}", args.join(" ")))?;
-    Ok((
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    ))
-}
-
 /// Fetches the remote's records into the staging namespace.
 pub fn fetch(store: &Store, remote: &str) -> Result<()> {
     // --prune: a staged copy of a record the remote no longer has is dropped, so what is
     // compared below is what the remote holds now (a record deleted there is pushed back).
-    let mut args: Vec<String> = ["fetch", "--no-tags", "--no-write-fetch-head", "--prune"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    args.push(remote.to_string());
-    args.extend(fetch_refspecs(remote));
-    let (ok, _, err) = git(store, &args)?;
+    let fetched = store.fetch_refspecs(remote, &fetch_refspecs(remote))?;
+    let (ok, err) = (fetched.ok, fetched.stderr);
     if !ok {
         let rejected: Vec<&str> = err
             .lines()
@@ -560,24 +536,8 @@ pub fn sync(store: &Store, opts: &Options<'_>, progress: &mut dyn FnMut(&str)) -
             "pushing {} record ref(s) to {remote}",
             pushes.len()
         ));
-        let mut args: Vec<String> = vec![
-            "push".into(),
-            "--quiet".into(),
-            "--atomic".into(),
-            "--no-verify".into(),
-            "--porcelain".into(),
-        ];
-        for (name, _, theirs) in &pushes {
-            args.push(format!(
-                "--force-with-lease={name}:{}",
-                theirs.map(|t| t.to_string()).unwrap_or_default()
-            ));
-        }
-        args.push(remote.to_string());
-        for (name, tip, _) in &pushes {
-            args.push(format!("{tip}:{name}"));
-        }
-        let (ok, out, err) = git(store, &args)?;
+        let pushed = store.push_with_leases(remote, &pushes)?;
+        let (ok, out, err) = (pushed.ok, pushed.stdout, pushed.stderr);
         if ok {
             let prefix = staging_prefix(remote);
             for (name, tip, theirs) in &pushes {
@@ -658,18 +618,7 @@ pub fn keep_remote(store: &Store, remote: &str, sprint: &str) -> Result<(ObjectI
 /// plain `git push` carry them, without `+`. Returns the lines added (none when already set).
 pub fn setup(store: &Store, remote: &str) -> Result<Vec<String>> {
     check_remote(store, remote)?;
-    let existing = |key: &str| -> Result<Vec<String>> {
-        let (_, out, _) = git(
-            store,
-            &[
-                "config".into(),
-                "--local".into(),
-                "--get-all".into(),
-                key.to_string(),
-            ],
-        )?;
-        Ok(out.lines().map(str::to_string).collect())
-    };
+    let existing = |key: &str| store.local_config_all(key);
     let mut added = Vec::new();
     let fetch_key = format!("remote.{remote}.fetch");
     let have = existing(&fetch_key)?;
@@ -698,16 +647,8 @@ pub fn setup(store: &Store, remote: &str) -> Result<Vec<String>> {
 }
 
 fn add_config(store: &Store, key: &str, value: &str) -> Result<()> {
-    let (ok, _, err) = git(
-        store,
-        &[
-            "config".into(),
-            "--local".into(),
-            "--add".into(),
-            key.into(),
-            value.into(),
-        ],
-    )?;
+    let added = store.local_config_add(key, value)?;
+    let (ok, err) = (added.ok, added.stderr);
     if !ok {
         if let Some(e) = store.git_too_old() {
             return Err(e);
