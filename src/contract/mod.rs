@@ -9,6 +9,7 @@
 pub mod checks;
 pub mod generate;
 pub mod junit;
+pub mod merge;
 pub mod pinned;
 pub mod schema;
 pub mod validate;

@@ -312,7 +312,7 @@ impl Replayer<'_> {
                 } else {
                     let refname = evidence_ref(self.sprint);
                     let merged =
-                        crate::sync::merge::evidence(self.store, &refname, self.sprint, a, b)?;
+                        crate::evidence::merge::merge(self.store, &refname, self.sprint, a, b)?;
                     if merged.tree != info.tree {
                         (
                             sa,

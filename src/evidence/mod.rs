@@ -8,6 +8,7 @@
 pub mod chain;
 pub mod gate;
 pub mod kept;
+pub mod merge;
 pub mod verify;
 
 use std::collections::BTreeMap;

@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod handoff;
+pub mod merge;
 pub mod notify;
 
 use std::io::Write;

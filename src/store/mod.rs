@@ -15,6 +15,8 @@ mod reftable;
 
 pub use atomic::{atomic_write, atomic_write_mode, cache_write};
 pub use lock::{lock, try_lock, Lock};
+#[cfg(test)]
+pub use porcelain::temp_repo;
 pub use porcelain::RemoteOutcome;
 pub use refdb::LeftLock;
 

@@ -160,3 +160,19 @@ fn nul_separated(out: &str) -> Vec<String> {
         .map(String::from)
         .collect()
 }
+
+/// A new repository (`git init -q`) in a temporary folder, for unit tests that need real
+/// objects; the folder lives as long as the returned guard.
+#[cfg(test)]
+pub fn temp_repo() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let ok = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(dir.path())
+        .status()
+        .expect("running git init")
+        .success();
+    assert!(ok, "git init failed");
+    let store = Store::open(dir.path()).expect("opening the new repository");
+    (dir, store)
+}

@@ -320,7 +320,7 @@ fn reconcile(
         }
         // Diverged.
         let merged = if let Some(sprint) = name.strip_prefix(refs::CONTRACTS) {
-            let (local, remote_side, shared) = merge::contract_sides(store, ours, theirs)?;
+            let (local, remote_side, shared) = crate::contract::merge::sides(store, ours, theirs)?;
             let same =
                 |x: &VersionSide, y: &VersionSide| x.version == y.version && x.digest == y.digest;
             if local.len() == remote_side.len()
@@ -359,16 +359,8 @@ fn reconcile(
                 result("conflict", Some(ours)),
                 conflict,
             ));
-        } else if let Some(sprint) = name.strip_prefix(refs::EVIDENCE) {
-            merge::evidence(store, name, sprint, ours, theirs)?
-        } else if let Some(sprint) = name.strip_prefix(refs::PIPELINE) {
-            merge::pipeline(store, name, sprint, ours, theirs)?
-        } else if let Some(series) = name.strip_prefix(refs::SPAR_SERIES) {
-            merge::series(store, series, ours, theirs)?
-        } else if name == refs::NOTES_RAILS || name == refs::NOTES_SPAR {
-            merge::notes(store, ours, theirs)?
         } else {
-            return Err(Error::internal(format!("{name} is not a record ref")));
+            merge::merge(store, name, ours, theirs)?
         };
         let mut trailers: Vec<(&str, String)> = vec![("Rails-Sync-Merge", theirs.to_string())];
         trailers.extend(merged.trailers.iter().cloned());
