@@ -141,7 +141,7 @@ pub struct Frozen {
 
 /// The ref of a sprint's frozen versions.
 pub fn contract_ref(sprint: &str) -> String {
-    format!("{}{sprint}", refs::CONTRACTS)
+    refs::Namespace::Contracts.name(sprint)
 }
 
 /// Where a sprint's draft lives in the work tree.
@@ -368,11 +368,7 @@ pub fn freeze(store: &Store, sprint: &str, bump: bool, drops: &[DropRequest]) ->
         }
     }
     let root = store.workdir()?.to_path_buf();
-    let _lock = store::lock(
-        store.common_dir(),
-        &format!("rails/locks/contract-{sprint}.lock"),
-        || {},
-    )?;
+    let _lock = store.lock(&store::LockName::contract(sprint), || {})?;
     let (path, contract) = load_draft(&root, sprint)?;
     let tip = newest(store, sprint)?;
     // What the checks read is frozen with them (see `pinned`).

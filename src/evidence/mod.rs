@@ -29,7 +29,7 @@ pub const SCHEMA: &str = "rails-evidence/v1";
 
 /// The ref of a sprint's evidence chain.
 pub fn evidence_ref(sprint: &str) -> String {
-    format!("{}{sprint}", refs::EVIDENCE)
+    refs::Namespace::Evidence.name(sprint)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -629,11 +629,7 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
     let sprint = req.sprint;
     let id = req.criterion;
     let root = store.workdir()?.to_path_buf();
-    let _lock = store::lock(
-        store.common_dir(),
-        &format!("rails/locks/evidence-{sprint}.lock"),
-        || {},
-    )?;
+    let _lock = store.lock(&store::LockName::evidence(sprint), || {})?;
     let frozen = contract::require_newest(store, sprint)?;
     let check = frozen.contract.check(id).cloned().ok_or_else(|| {
         let ids: Vec<&str> = frozen

@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 use crate::contract;
 use crate::error::{Error, Result};
 use crate::evidence::{gate, kept};
+use crate::store::refs::Namespace;
 use crate::store::{ObjectId, Store};
 
 /// What a hook says and how it ends.
@@ -28,9 +29,7 @@ impl HookResult {
 
 /// Refs that carry records: never blocked by pre-push.
 pub fn is_record_ref(name: &str) -> bool {
-    name.starts_with("refs/rails/")
-        || name.starts_with("refs/spar/")
-        || name.starts_with("refs/notes/")
+    crate::store::refs::carries_records(name)
 }
 
 fn is_zero(oid: &str) -> bool {
@@ -590,7 +589,7 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
     // pushed record refs laid over the server's own.
     let overrides: Vec<(String, ObjectId)> = updates
         .iter()
-        .filter(|(_, new, name)| !is_zero(new) && name.starts_with("refs/rails/"))
+        .filter(|(_, new, name)| !is_zero(new) && name.starts_with(crate::store::refs::RAILS))
         .filter_map(|(_, new, name)| {
             ObjectId::from_hex(new.as_bytes())
                 .ok()
@@ -611,7 +610,7 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
         }
     }
     for (old, new, name) in &updates {
-        let guarded = name.starts_with("refs/rails/") || name.starts_with("refs/spar/");
+        let guarded = crate::store::refs::is_guarded(name);
         if !guarded {
             continue;
         }
@@ -628,7 +627,7 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
                 &new[..7.min(new.len())]
             ));
             out.say("  fetch the records (`git rails sync`) and add yours on top of them");
-        } else if let Some(series) = name.strip_prefix(crate::store::refs::SPAR_SERIES) {
+        } else if let Some(series) = Namespace::SparSeries.key_of(name) {
             // A fast-forward can still carry a commit that rewrites a completed result.
             let tip = ObjectId::from_hex(new.as_bytes())
                 .map_err(|e| Error::refused(format!("pre-receive: bad oid {new}: {e}")))?;
@@ -662,11 +661,11 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
     // or a record without its observation, never lands.
     let evidence_updates: Vec<&(String, String, String)> = updates
         .iter()
-        .filter(|(_, new, name)| !is_zero(new) && name.starts_with(crate::store::refs::EVIDENCE))
+        .filter(|(_, new, name)| !is_zero(new) && Namespace::Evidence.key_of(name).is_some())
         .collect();
     if out.code == 0 && !evidence_updates.is_empty() {
         for (_, _, name) in evidence_updates {
-            let sprint = &name[crate::store::refs::EVIDENCE.len()..];
+            let sprint = Namespace::Evidence.key_of(name).unwrap_or_default();
             // The view reads the pushed tip; the server's own kept replay of what it accepted
             // before means only the new commits are replayed.
             let derived = crate::evidence::chain::derive(&view, sprint)?;
@@ -844,7 +843,7 @@ pub fn agent_stop(store: &Store, event: &str) -> Result<HookResult> {
         return Ok(out);
     };
     let evidence_tip = store
-        .ref_target(&format!("{}{sprint}", crate::store::refs::EVIDENCE))?
+        .ref_target(&Namespace::Evidence.name(&sprint))?
         .map(|t| t.to_string());
     let tree = store.tracked_tree().ok().map(|t| t.to_string());
     let still = kept

@@ -26,7 +26,7 @@ use handoff::{Actor, HandoffMessage};
 pub const SCHEMA: &str = "rails-pipeline/v1";
 
 pub fn pipeline_ref(sprint: &str) -> String {
-    format!("{}{sprint}", refs::PIPELINE)
+    refs::Namespace::Pipeline.name(sprint)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -229,9 +229,9 @@ impl Drop for RunLock {
 /// Takes the repository's pipeline lock without waiting, or refuses naming the holder: a
 /// second run must not queue silently behind a long one.
 pub fn take_lock(store: &Store, sprint: &str) -> Result<RunLock> {
-    let rel = "rails/locks/pipeline.lock";
-    let holder = store.common_dir().join("rails/locks/pipeline.holder");
-    let Some(lock) = store::try_lock(store.common_dir(), rel)? else {
+    let name = store::LockName::pipeline();
+    let holder = store.lock_path(&name).with_extension("holder");
+    let Some(lock) = store.try_lock(&name)? else {
         let who = std::fs::read_to_string(&holder).unwrap_or_default();
         let who = if who.trim().is_empty() {
             "holder unknown".to_string()

@@ -11,10 +11,11 @@ mod atomic;
 mod lock;
 mod porcelain;
 mod refdb;
+pub mod refs;
 mod reftable;
 
 pub use atomic::{atomic_write, atomic_write_mode, cache_write};
-pub use lock::{lock, try_lock, Lock};
+pub use lock::{lock, try_lock, Lock, LockName};
 #[cfg(test)]
 pub use porcelain::temp_repo;
 pub use porcelain::RemoteOutcome;
@@ -28,16 +29,6 @@ use gix::objs::tree::EntryKind;
 pub use gix::ObjectId;
 
 use crate::error::{Context, Error, Result};
-
-/// Ref namespaces, in one place.
-pub mod refs {
-    pub const CONTRACTS: &str = "refs/rails/contracts/";
-    pub const EVIDENCE: &str = "refs/rails/evidence/";
-    pub const PIPELINE: &str = "refs/rails/pipeline/";
-    pub const NOTES_RAILS: &str = "refs/notes/rails";
-    pub const SPAR_SERIES: &str = "refs/spar/series/";
-    pub const NOTES_SPAR: &str = "refs/notes/spar";
-}
 
 /// An open repository.
 pub struct Store {

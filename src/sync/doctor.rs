@@ -182,7 +182,6 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
 
     // 2. Lock files: git's ref locks (`<ref>.lock`, `packed-refs.lock`, reftable's
     //    `tables.list.lock`) left by a process that died, and a pipeline holder whose lock is free.
-    let common = store.common_dir().to_path_buf();
     for lock in store.lock_files() {
         let secs = lock.age.as_secs();
         let what = if lock.ours {
@@ -202,9 +201,10 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
             fix: format!("rm '{}'", lock.path.display()),
         });
     }
-    let holder = common.join("rails/locks/pipeline.holder");
+    let pipeline_lock = crate::store::LockName::pipeline();
+    let holder = store.lock_path(&pipeline_lock).with_extension("holder");
     if holder.exists() {
-        if let Ok(Some(_free)) = crate::store::try_lock(&common, "rails/locks/pipeline.lock") {
+        if let Ok(Some(_free)) = store.try_lock(&pipeline_lock) {
             findings.push(Finding {
                 kind: "stale-lock".into(),
                 what: format!(

@@ -16,7 +16,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::store::{refs, CommitInfo, ObjectId, Store};
+use crate::store::refs::Record;
+use crate::store::{CommitInfo, ObjectId, Store};
 
 pub use crate::contract::merge::VersionSide;
 
@@ -266,18 +267,24 @@ pub fn notes(store: &Store, ours: ObjectId, theirs: ObjectId) -> Result<Merged> 
 // Dispatch
 
 /// Merges two diverged tips of the record ref `name` by its record type's rule. A frozen
-/// contract never merges (sync reports it with `contract::merge::sides`), so it is not here.
-pub fn merge(store: &Store, name: &str, ours: ObjectId, theirs: ObjectId) -> Result<Merged> {
-    if let Some(sprint) = name.strip_prefix(refs::EVIDENCE) {
-        crate::evidence::merge::merge(store, name, sprint, ours, theirs)
-    } else if let Some(sprint) = name.strip_prefix(refs::PIPELINE) {
-        crate::pipeline::merge::merge(store, name, sprint, ours, theirs)
-    } else if let Some(series) = name.strip_prefix(refs::SPAR_SERIES) {
-        crate::spar::merge::merge(store, series, ours, theirs)
-    } else if name == refs::NOTES_RAILS || name == refs::NOTES_SPAR {
-        notes(store, ours, theirs)
-    } else {
-        Err(Error::internal(format!("{name} is not a record ref")))
+/// contract never merges (sync reports it with `contract::merge::sides`), so it is refused here.
+pub fn merge(
+    store: &Store,
+    name: &str,
+    record: Record<'_>,
+    ours: ObjectId,
+    theirs: ObjectId,
+) -> Result<Merged> {
+    match record {
+        Record::Evidence(sprint) => {
+            crate::evidence::merge::merge(store, name, sprint, ours, theirs)
+        }
+        Record::Pipeline(sprint) => {
+            crate::pipeline::merge::merge(store, name, sprint, ours, theirs)
+        }
+        Record::SparSeries(series) => crate::spar::merge::merge(store, series, ours, theirs),
+        Record::Notes => notes(store, ours, theirs),
+        Record::Contract(_) => Err(Error::internal(format!("{name} is not a record ref"))),
     }
 }
 

@@ -22,23 +22,19 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::store::{self, refs, ObjectId, Store};
+use crate::store::refs::{self, Namespace, Record};
+use crate::store::{self, LockName, ObjectId, Store};
 use merge::{Rejected, Renamed, VersionSide};
 
 pub const SCHEMA: &str = "rails-sync/v1";
 
 /// Where fetched records are staged: `refs/rails-sync/<remote>/`.
 pub fn staging_prefix(remote: &str) -> String {
-    format!("refs/rails-sync/{remote}/")
+    refs::sync_staging(remote)
 }
 
 /// The record namespaces that travel, as (remote side, staged side under the prefix).
-const SPACES: [(&str, &str); 4] = [
-    ("refs/rails/*", "rails/*"),
-    ("refs/spar/*", "spar/*"),
-    ("refs/notes/rails*", "notes/rails*"),
-    ("refs/notes/spar*", "notes/spar*"),
-];
+const SPACES: [(&str, &str); 4] = refs::SYNC_SPACES;
 
 /// The fetch refspecs (no `+`) that stage the remote's records.
 pub fn fetch_refspecs(remote: &str) -> Vec<String> {
@@ -53,19 +49,13 @@ pub fn push_refspecs() -> Vec<String> {
 
 /// The local name of a staged ref.
 fn local_name(remote: &str, staged: &str) -> Option<String> {
-    let rest = staged.strip_prefix(&staging_prefix(remote))?;
-    let local = format!("refs/{rest}");
+    let local = refs::sync_local(remote, staged)?;
     is_record_ref(&local).then_some(local)
 }
 
 /// Whether a ref is one of the records that travel.
 pub fn is_record_ref(name: &str) -> bool {
-    name.starts_with(refs::CONTRACTS)
-        || name.starts_with(refs::EVIDENCE)
-        || name.starts_with(refs::PIPELINE)
-        || name.starts_with(refs::SPAR_SERIES)
-        || name == refs::NOTES_RAILS
-        || name == refs::NOTES_SPAR
+    Record::parse(name).is_some()
 }
 
 /// What happened to one ref.
@@ -235,17 +225,6 @@ pub fn fetch(store: &Store, remote: &str) -> Result<()> {
     Ok(())
 }
 
-/// The file lock a local writer of this ref holds, so a merge never races one.
-fn writer_lock(name: &str) -> Option<String> {
-    if let Some(s) = name.strip_prefix(refs::EVIDENCE) {
-        return Some(format!("rails/locks/evidence-{s}.lock"));
-    }
-    if let Some(s) = name.strip_prefix(refs::SPAR_SERIES) {
-        return Some(format!("spar/locks/{s}.lock"));
-    }
-    None
-}
-
 enum Reconciled {
     Done(RefResult),
     Conflict(RefResult, Conflict),
@@ -259,8 +238,11 @@ fn reconcile(
     theirs: ObjectId,
     report: &mut Report,
 ) -> Result<Reconciled> {
-    let _lock = match writer_lock(name) {
-        Some(rel) => Some(store::lock(store.common_dir(), &rel, || {})?),
+    let record = Record::parse(name)
+        .ok_or_else(|| Error::internal(format!("{name} is not a record ref")))?;
+    // The lock a local writer of this ref holds, so a merge never races one.
+    let _lock = match LockName::writer_of(record) {
+        Some(lock) => Some(store.lock(&lock, || {})?),
         None => None,
     };
     for _ in 0..20 {
@@ -273,7 +255,7 @@ fn reconcile(
         };
         // An evidence chain that does not replay is neither taken from the remote nor merged
         // into (and so never pushed): its state would be a summary nobody observed.
-        if let Some(sprint) = name.strip_prefix(refs::EVIDENCE) {
+        if let Record::Evidence(sprint) = record {
             for (side, tip) in [("the remote's", Some(theirs)), ("this clone's", ours)] {
                 let Some(tip) = tip else { continue };
                 if let Some(p) =
@@ -319,7 +301,7 @@ fn reconcile(
             continue;
         }
         // Diverged.
-        let merged = if let Some(sprint) = name.strip_prefix(refs::CONTRACTS) {
+        let merged = if let Record::Contract(sprint) = record {
             let (local, remote_side, shared) = crate::contract::merge::sides(store, ours, theirs)?;
             let same =
                 |x: &VersionSide, y: &VersionSide| x.version == y.version && x.digest == y.digest;
@@ -329,7 +311,7 @@ fn reconcile(
                 // The same contents frozen twice (two clones froze one committed draft): no
                 // conflict. The remote's commits win, since the remote cannot take ours without
                 // a rewrite; ours stay reachable under refs/rails-sync/kept/.
-                let kept = format!("refs/rails-sync/kept/contracts/{sprint}/{ours}");
+                let kept = refs::sync_kept_contract(sprint, ours);
                 store.cas_ref(&kept, ours, None, "sync: the same versions, frozen twice")?;
                 if store.cas_ref(
                     name,
@@ -360,7 +342,7 @@ fn reconcile(
                 conflict,
             ));
         } else {
-            merge::merge(store, name, ours, theirs)?
+            merge::merge(store, name, record, ours, theirs)?
         };
         let mut trailers: Vec<(&str, String)> = vec![("Rails-Sync-Merge", theirs.to_string())];
         trailers.extend(merged.trailers.iter().cloned());
@@ -385,17 +367,12 @@ fn reconcile(
 /// Every local record ref with its tip.
 fn local_records(store: &Store) -> Result<BTreeMap<String, ObjectId>> {
     let mut out = BTreeMap::new();
-    for prefix in [
-        refs::CONTRACTS,
-        refs::EVIDENCE,
-        refs::PIPELINE,
-        refs::SPAR_SERIES,
-    ] {
-        for (rest, id) in store.refs_under(prefix)? {
-            out.insert(format!("{prefix}{rest}"), id);
+    for space in Namespace::TRAVELLING {
+        for (rest, id) in store.refs_under(space.prefix())? {
+            out.insert(space.name(rest), id);
         }
     }
-    for n in [refs::NOTES_RAILS, refs::NOTES_SPAR] {
+    for n in refs::TRAVELLING_NOTES {
         if let Some(id) = store.ref_target(n)? {
             out.insert(n.to_string(), id);
         }
@@ -431,7 +408,7 @@ fn finish(mut r: Report) -> Report {
 pub fn sync(store: &Store, opts: &Options<'_>, progress: &mut dyn FnMut(&str)) -> Result<Report> {
     let remote = opts.remote;
     check_remote(store, remote)?;
-    let _lock = store::lock(store.common_dir(), "rails/locks/sync.lock", || {
+    let _lock = store.lock(&LockName::sync(), || {
         progress("waiting for another sync of this clone to finish")
     })?;
     let mut report = Report {
@@ -478,7 +455,7 @@ pub fn sync(store: &Store, opts: &Options<'_>, progress: &mut dyn FnMut(&str)) -
             if conflicted.contains(name) {
                 continue;
             }
-            if let Some(sprint) = name.strip_prefix(refs::EVIDENCE) {
+            if let Some(sprint) = Namespace::Evidence.key_of(name) {
                 if let Some(p) = crate::evidence::chain::derive(store, sprint)?.problem {
                     report.conflicts.push(Conflict {
                         name: name.clone(),
@@ -531,9 +508,8 @@ pub fn sync(store: &Store, opts: &Options<'_>, progress: &mut dyn FnMut(&str)) -
         let pushed = store.push_with_leases(remote, &pushes)?;
         let (ok, out, err) = (pushed.ok, pushed.stdout, pushed.stderr);
         if ok {
-            let prefix = staging_prefix(remote);
             for (name, tip, theirs) in &pushes {
-                let staged_name = format!("{prefix}{}", &name["refs/".len()..]);
+                let staged_name = refs::sync_staged(remote, name);
                 let _ = store.cas_ref(&staged_name, *tip, *theirs, "sync: pushed")?;
                 report.pushed.push(name.clone());
             }
@@ -576,8 +552,8 @@ pub fn keep_remote(store: &Store, remote: &str, sprint: &str) -> Result<(ObjectI
     check_remote(store, remote)?;
     crate::contract::check_sprint(sprint)?;
     fetch(store, remote)?;
-    let name = format!("{}{sprint}", refs::CONTRACTS);
-    let staged_name = format!("{}rails/contracts/{sprint}", staging_prefix(remote));
+    let name = Namespace::Contracts.name(sprint);
+    let staged_name = refs::sync_staged(remote, &name);
     let theirs = store.ref_target(&staged_name)?.ok_or_else(|| {
         Error::refused(format!("{remote} has no frozen contract {sprint}"))
             .hint(format!("push yours with `git rails sync {remote}`"))
@@ -594,7 +570,7 @@ pub fn keep_remote(store: &Store, remote: &str, sprint: &str) -> Result<(ObjectI
         ))
         .hint(format!("run `git rails sync {remote}`")));
     }
-    let kept = format!("refs/rails-sync/kept/contracts/{sprint}/{ours}");
+    let kept = refs::sync_kept_contract(sprint, ours);
     store.cas_ref(&kept, ours, None, "sync: kept the superseded local chain")?;
     if !store.cas_ref(&name, theirs, Some(ours), "sync: keep the remote's chain")? {
         return Err(

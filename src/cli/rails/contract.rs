@@ -235,11 +235,11 @@ pub(super) fn cmd_freeze(a: FreezeArgs) -> Result<Outcome> {
         crate::cli::print_json(&crate::contract::frozen_json(&f))?;
     } else {
         outln!(
-            "froze {} {} as {} (refs/rails/contracts/{}); the draft is now read-only",
+            "froze {} {} as {} ({}); the draft is now read-only",
             f.sprint,
             f.version,
             short(&f.commit.to_string()),
-            f.sprint
+            crate::store::refs::Namespace::Contracts.name(&f.sprint)
         );
         for d in &f.dropped {
             outln!(
