@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::gate::{self, Report};
 use crate::contract;
+use crate::contract::SprintId;
 use crate::error::Result;
 use crate::hooks::agent::STOPS;
 use crate::store::{ObjectId, Store};
@@ -47,14 +48,14 @@ fn build_identity() -> String {
 }
 
 /// Where the report of `sprint` is kept.
-pub fn path(store: &Store, sprint: &str) -> PathBuf {
+pub fn path(store: &Store, sprint: &SprintId) -> PathBuf {
     store
         .common_dir()
         .join("rails/cache/gate")
         .join(format!("{sprint}.json"))
 }
 
-fn key(store: &Store, sprint: &str, tree: Option<ObjectId>) -> Result<Key> {
+fn key(store: &Store, sprint: &SprintId, tree: Option<ObjectId>) -> Result<Key> {
     let tip = |name: String| -> Result<Option<String>> {
         Ok(store.ref_target(&name)?.map(|id| id.to_string()))
     };
@@ -67,14 +68,14 @@ fn key(store: &Store, sprint: &str, tree: Option<ObjectId>) -> Result<Key> {
     })
 }
 
-fn read(store: &Store, sprint: &str, key: &Key) -> Option<Report> {
+fn read(store: &Store, sprint: &SprintId, key: &Key) -> Option<Report> {
     let bytes = std::fs::read(path(store, sprint)).ok()?;
     let kept: Kept = serde_json::from_slice(&bytes).ok()?;
     (kept.key == *key).then_some(kept.report)
 }
 
 /// Keeps a report; one that cannot be written only costs the next ask time.
-fn write(store: &Store, sprint: &str, key: Key, report: &Report) {
+fn write(store: &Store, sprint: &SprintId, key: Key, report: &Report) {
     let kept = Kept {
         key,
         report: report.clone(),
@@ -85,7 +86,7 @@ fn write(store: &Store, sprint: &str, key: Key, report: &Report) {
 }
 
 /// [`gate::evaluate`], read from what was kept when nothing it depends on moved.
-pub fn evaluate(store: &Store, sprint: &str, commit: Option<ObjectId>) -> Result<Report> {
+pub fn evaluate(store: &Store, sprint: &SprintId, commit: Option<ObjectId>) -> Result<Report> {
     let tree = match commit {
         Some(c) => Some(store.tree_of(c)?),
         None => None,
@@ -96,7 +97,7 @@ pub fn evaluate(store: &Store, sprint: &str, commit: Option<ObjectId>) -> Result
 /// [`gate::evaluate_tree`], read from what was kept when nothing it depends on moved.
 pub fn evaluate_tree(
     store: &Store,
-    sprint: &str,
+    sprint: &SprintId,
     label: Option<String>,
     tree: Option<ObjectId>,
 ) -> Result<Report> {
@@ -115,7 +116,7 @@ pub fn evaluate_tree(
 
 /// What `doctor` says of the kept report of `sprint`: `Some(reason)` when one is kept for the
 /// current refs and disagrees with the verdict computed afresh (a file edited by hand).
-pub fn check(store: &Store, sprint: &str) -> Result<Option<String>> {
+pub fn check(store: &Store, sprint: &SprintId) -> Result<Option<String>> {
     let Ok(bytes) = std::fs::read(path(store, sprint)) else {
         return Ok(None);
     };

@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::contract;
+use crate::contract::SprintId;
 use crate::error::{Error, Result};
 use crate::evidence::{self, Record, Request, Transition};
 use crate::store::{CommitInfo, ObjectId, Store};
@@ -83,7 +84,7 @@ fn observed(store: &Store, c: &CommitInfo) -> Result<Option<Observed>> {
 pub fn merge(
     store: &Store,
     refname: &str,
-    sprint: &str,
+    sprint: &SprintId,
     ours: ObjectId,
     theirs: ObjectId,
 ) -> Result<Merged> {

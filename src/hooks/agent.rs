@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::contract::SprintId;
 use crate::error::{Context, Error, Result};
 use crate::store::refs::{self, Namespace};
 use crate::store::{ObjectId, Store};
@@ -93,7 +94,7 @@ pub struct EndedTurn {
 /// Appends the record of a turn ended unproven.
 pub fn record_ended_turn(
     store: &Store,
-    sprint: &str,
+    sprint: &SprintId,
     session: &str,
     head: Option<ObjectId>,
 ) -> Result<String> {
@@ -129,7 +130,7 @@ pub fn record_ended_turn(
 }
 
 /// Every turn ended unproven on `sprint`, oldest first.
-pub fn ended_turns(store: &Store, sprint: &str) -> Result<Vec<EndedTurn>> {
+pub fn ended_turns(store: &Store, sprint: &SprintId) -> Result<Vec<EndedTurn>> {
     let Some(tip) = store.ref_target(&Namespace::AgentStops.name(sprint))? else {
         return Ok(Vec::new());
     };

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
+use crate::contract::SprintId;
 use crate::error::Result;
 use crate::store::{CommitInfo, ObjectId, Store};
 use crate::sync::merge::{causal_order, known_rejections, nanos, Merged, Rejected};
@@ -49,7 +50,7 @@ fn pipeline_event(store: &Store, c: &CommitInfo) -> Result<Option<PEvent>> {
 pub fn merge(
     store: &Store,
     refname: &str,
-    sprint: &str,
+    sprint: &SprintId,
     ours: ObjectId,
     theirs: ObjectId,
 ) -> Result<Merged> {

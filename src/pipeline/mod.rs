@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::contract;
+use crate::contract::SprintId;
 use crate::error::{Error, Result};
 use crate::store::{self, refs, ObjectId, Store};
 use config::PipelineConfig;
@@ -157,7 +158,7 @@ impl<F: FnMut(&str)> Progress for F {
 }
 
 /// Reads the state and the event history (oldest first).
-pub fn load(store: &Store, sprint: &str) -> Result<Option<(State, ObjectId)>> {
+pub fn load(store: &Store, sprint: &SprintId) -> Result<Option<(State, ObjectId)>> {
     let Some(tip) = store.ref_target(&pipeline_ref(sprint))? else {
         return Ok(None);
     };
@@ -177,7 +178,7 @@ pub fn load(store: &Store, sprint: &str) -> Result<Option<(State, ObjectId)>> {
 }
 
 /// Every event, oldest first, read from the chain.
-pub fn history(store: &Store, sprint: &str) -> Result<Vec<Event>> {
+pub fn history(store: &Store, sprint: &SprintId) -> Result<Vec<Event>> {
     let Some(tip) = store.ref_target(&pipeline_ref(sprint))? else {
         return Ok(Vec::new());
     };
@@ -228,7 +229,7 @@ impl Drop for RunLock {
 
 /// Takes the repository's pipeline lock without waiting, or refuses naming the holder: a
 /// second run must not queue silently behind a long one.
-pub fn take_lock(store: &Store, sprint: &str) -> Result<RunLock> {
+pub fn take_lock(store: &Store, sprint: &SprintId) -> Result<RunLock> {
     let name = store::LockName::pipeline();
     let holder = store.lock_path(&name).with_extension("holder");
     let Some(lock) = store.try_lock(&name)? else {
@@ -260,7 +261,7 @@ pub fn take_lock(store: &Store, sprint: &str) -> Result<RunLock> {
 /// Commits a new state with its event; returns the commit.
 fn commit(
     store: &Store,
-    sprint: &str,
+    sprint: &SprintId,
     tip: Option<ObjectId>,
     state: &mut State,
     mut event: Event,
@@ -304,7 +305,12 @@ fn commit(
 }
 
 /// The seed's message for an event, and whether it mentions the user.
-fn message_for(sprint: &str, e: &Event, state: &State, branch: Option<&str>) -> (String, bool) {
+fn message_for(
+    sprint: &SprintId,
+    e: &Event,
+    state: &State,
+    branch: Option<&str>,
+) -> (String, bool) {
     match (e.event.as_str(), e.to) {
         ("ERROR" | "TIMEOUT", to) if to == e.from => (
             format!(
@@ -367,7 +373,7 @@ fn message_for(sprint: &str, e: &Event, state: &State, branch: Option<&str>) -> 
 fn announce(
     store: &Store,
     bridge: &notify::Bridge,
-    sprint: &str,
+    sprint: &SprintId,
     state: &State,
     e: &Event,
     commit: ObjectId,
@@ -405,8 +411,7 @@ fn finish_notices(bridge: notify::Bridge, progress: &mut dyn Progress) {
 }
 
 /// Starts a new pipeline for `sprint` and runs it.
-pub fn run(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Result<State> {
-    contract::check_sprint(sprint)?;
+pub fn run(store: &Store, sprint: &SprintId, progress: &mut dyn Progress) -> Result<State> {
     let root = store.workdir()?.to_path_buf();
     let cfg = config::load_for(store, &root)?;
     let _lock = take_lock(store, sprint)?;
@@ -422,7 +427,7 @@ pub fn run(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Result<S
     }
     let mut state = State {
         schema: SCHEMA.into(),
-        sprint: sprint.into(),
+        sprint: sprint.to_string(),
         state: PState::Planning,
         attempts: 0,
         review_round: 0,
@@ -448,8 +453,7 @@ pub fn run(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Result<S
 
 /// Continues a pipeline from its last committed state (an escalated one goes back to the state
 /// it was escalated from, with fresh attempts).
-pub fn resume(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Result<State> {
-    contract::check_sprint(sprint)?;
+pub fn resume(store: &Store, sprint: &SprintId, progress: &mut dyn Progress) -> Result<State> {
     let root = store.workdir()?.to_path_buf();
     let cfg = config::load_for(store, &root)?;
     let _lock = take_lock(store, sprint)?;
@@ -464,7 +468,7 @@ fn resume_locked(
     root: &Path,
     cfg: &PipelineConfig,
     bridge: &notify::Bridge,
-    sprint: &str,
+    sprint: &SprintId,
     progress: &mut dyn Progress,
 ) -> Result<State> {
     let Some((mut state, tip)) = load(store, sprint)? else {
@@ -502,11 +506,10 @@ fn resume_locked(
 /// Ends a pipeline with a reason.
 pub fn abort(
     store: &Store,
-    sprint: &str,
+    sprint: &SprintId,
     reason: &str,
     progress: &mut dyn Progress,
 ) -> Result<State> {
-    contract::check_sprint(sprint)?;
     let _lock = take_lock(store, sprint)?;
     let Some((mut state, tip)) = load(store, sprint)? else {
         return Err(Error::refused(format!("no pipeline for {sprint}"))
@@ -543,7 +546,7 @@ fn spawn_actor(
     root: &Path,
     cfg: &PipelineConfig,
     actor: Actor,
-    sprint: &str,
+    sprint: &SprintId,
     contract_id: &str,
     attempt: u32,
     stdin: &[u8],
@@ -552,7 +555,7 @@ fn spawn_actor(
     let attempt = attempt.to_string();
     let vars: [(&str, &std::ffi::OsStr); 5] = [
         ("role", actor.as_str().as_ref()),
-        ("sprint", sprint.as_ref()),
+        ("sprint", sprint.as_str().as_ref()),
         ("contract", contract_id.as_ref()),
         ("workdir", root.as_os_str()),
         ("attempt", attempt.as_ref()),
@@ -613,7 +616,7 @@ fn drive(
     root: &Path,
     cfg: &PipelineConfig,
     bridge: &notify::Bridge,
-    sprint: &str,
+    sprint: &SprintId,
     progress: &mut dyn Progress,
 ) -> Result<State> {
     loop {
@@ -740,7 +743,7 @@ fn drive(
 fn escalate(
     store: &Store,
     bridge: &notify::Bridge,
-    sprint: &str,
+    sprint: &SprintId,
     mut state: State,
     tip: ObjectId,
     actor: Actor,
@@ -768,7 +771,7 @@ fn escalate(
 fn transition_for(
     store: &Store,
     root: &Path,
-    sprint: &str,
+    sprint: &SprintId,
     state: &mut State,
     m: &HandoffMessage,
     cfg: &PipelineConfig,

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::contract::SprintId;
 use crate::error::Result;
 use crate::store::{refs, ObjectId, Store};
 
@@ -242,6 +243,7 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
 
     // 4. Evidence chains that do not replay, and records that carry files no commit holds.
     for (sprint, tip) in store.refs_under(refs::EVIDENCE)? {
+        let sprint = SprintId::recorded(&sprint);
         let derived = crate::evidence::chain::derive_uncached(store, &sprint, tip)?;
         if let Some(what) = crate::evidence::chain::cache_disagrees(store, &sprint, &derived) {
             findings.push(Finding {
@@ -284,6 +286,7 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
     // 5. Gate reports kept for the current records that a fresh verdict contradicts (a
     //    file under rails/cache/gate written by hand: the local gate would believe it).
     for (sprint, _) in store.refs_under(refs::CONTRACTS)? {
+        let sprint = SprintId::recorded(&sprint);
         if let Some(what) = crate::evidence::kept::check(store, &sprint)? {
             findings.push(Finding {
                 kind: "kept-report".into(),

@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::contract::SprintId;
 use crate::error::{Error, Result};
 use crate::store::refs::Record;
 use crate::store::{CommitInfo, ObjectId, Store};
@@ -277,10 +278,12 @@ pub fn merge(
 ) -> Result<Merged> {
     match record {
         Record::Evidence(sprint) => {
-            crate::evidence::merge::merge(store, name, sprint, ours, theirs)
+            let sprint = SprintId::recorded(sprint);
+            crate::evidence::merge::merge(store, name, &sprint, ours, theirs)
         }
         Record::Pipeline(sprint) => {
-            crate::pipeline::merge::merge(store, name, sprint, ours, theirs)
+            let sprint = SprintId::recorded(sprint);
+            crate::pipeline::merge::merge(store, name, &sprint, ours, theirs)
         }
         Record::SparSeries(series) => crate::spar::merge::merge(store, series, ours, theirs),
         Record::Notes => notes(store, ours, theirs),

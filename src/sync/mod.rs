@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::contract::SprintId;
 use crate::error::{Error, Result};
 use crate::store::refs::{self, Namespace, Record};
 use crate::store::{self, LockName, ObjectId, Store};
@@ -256,6 +257,7 @@ fn reconcile(
         // An evidence chain that does not replay is neither taken from the remote nor merged
         // into (and so never pushed): its state would be a summary nobody observed.
         if let Record::Evidence(sprint) = record {
+            let sprint = &SprintId::recorded(sprint);
             for (side, tip) in [("the remote's", Some(theirs)), ("this clone's", ours)] {
                 let Some(tip) = tip else { continue };
                 if let Some(p) =
@@ -456,6 +458,7 @@ pub fn sync(store: &Store, opts: &Options<'_>, progress: &mut dyn FnMut(&str)) -
                 continue;
             }
             if let Some(sprint) = Namespace::Evidence.key_of(name) {
+                let sprint = &SprintId::recorded(sprint);
                 if let Some(p) = crate::evidence::chain::derive(store, sprint)?.problem {
                     report.conflicts.push(Conflict {
                         name: name.clone(),
@@ -550,7 +553,8 @@ pub fn sync(store: &Store, opts: &Options<'_>, progress: &mut dyn FnMut(&str)) -
 /// draft (the content this clone froze) can then be frozen on top with `--bump`.
 pub fn keep_remote(store: &Store, remote: &str, sprint: &str) -> Result<(ObjectId, ObjectId)> {
     check_remote(store, remote)?;
-    crate::contract::check_sprint(sprint)?;
+    // The sprint is checked here, where it enters, after the remote (as it always was).
+    let sprint = &SprintId::parse(sprint)?;
     fetch(store, remote)?;
     let name = Namespace::Contracts.name(sprint);
     let staged_name = refs::sync_staged(remote, &name);
