@@ -11,7 +11,7 @@ use crate::contract::SprintId;
 use crate::error::{Error, Result};
 use crate::evidence::{self, Record, Request, Transition};
 use crate::store::{CommitInfo, ObjectId, Store};
-use crate::sync::merge::{causal_order, known_rejections, nanos, Merged, Rejected};
+use crate::sync::merge::{known_rejections, nanos, replay_order, Merged, Rejected};
 
 /// A transition commit's record: the transition, its criterion, the record's files.
 struct Observed {
@@ -88,21 +88,12 @@ pub fn merge(
     ours: ObjectId,
     theirs: ObjectId,
 ) -> Result<Merged> {
-    let commits = store.reachable(&[ours, theirs])?;
-    let mut obs: HashMap<ObjectId, Observed> = HashMap::new();
-    let mut key: HashMap<ObjectId, i128> = HashMap::new();
-    for c in &commits {
-        match observed(store, c)? {
-            Some(o) => {
-                key.insert(c.id, o.at);
-                obs.insert(c.id, o);
-            }
-            None => {
-                key.insert(c.id, c.time as i128 * 1_000_000_000);
-            }
-        }
-    }
-    let order = causal_order(&commits, &key);
+    let order = replay_order(store, ours, theirs, |c| {
+        Ok(observed(store, c)?.map(|o| {
+            let at = o.at;
+            (o, at)
+        }))
+    })?;
     let known = known_rejections(store, ours, theirs)?;
 
     let mut checks: HashMap<(String, String), Option<crate::contract::schema::Check>> =
@@ -110,8 +101,7 @@ pub fn merge(
     let mut state = evidence::empty_state(sprint);
     let mut files: BTreeMap<String, ObjectId> = BTreeMap::new();
     let mut rejected = Vec::new();
-    for id in order {
-        let Some(o) = obs.remove(&id) else { continue };
+    for (id, o) in order {
         let ck = (o.record.contract_version.clone(), o.criterion.clone());
         let check = match checks.get(&ck) {
             Some(c) => c.clone(),
@@ -188,12 +178,6 @@ pub fn merge(
     let list: Vec<(String, ObjectId)> = files.into_iter().collect();
     let mut m = Merged::new(store.tree_with_blobs(None, &list)?);
     m.trailers.push(("Rails-Sprint", sprint.to_string()));
-    for r in &rejected {
-        m.trailers.push((
-            "Rails-Sync-Rejected",
-            format!("{} {}", &r.commit[..12.min(r.commit.len())], r.transition),
-        ));
-    }
-    m.rejected = rejected;
+    m.reject(rejected);
     Ok(m)
 }

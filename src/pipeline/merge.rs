@@ -2,14 +2,14 @@
 //! time order. An event applies from the state it left; one that no longer does is kept under
 //! `rejected/` and reported.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
 use crate::contract::SprintId;
 use crate::error::Result;
 use crate::store::{CommitInfo, ObjectId, Store};
-use crate::sync::merge::{causal_order, known_rejections, nanos, Merged, Rejected};
+use crate::sync::merge::{known_rejections, nanos, replay_order, Merged, Rejected};
 
 #[derive(Debug, Clone)]
 struct PEvent {
@@ -54,28 +54,19 @@ pub fn merge(
     ours: ObjectId,
     theirs: ObjectId,
 ) -> Result<Merged> {
-    let commits = store.reachable(&[ours, theirs])?;
-    let mut evs: HashMap<ObjectId, PEvent> = HashMap::new();
-    let mut key: HashMap<ObjectId, i128> = HashMap::new();
-    for c in &commits {
-        match pipeline_event(store, c)? {
-            Some(e) => {
-                key.insert(c.id, e.at);
-                evs.insert(c.id, e);
-            }
-            None => {
-                key.insert(c.id, c.time as i128 * 1_000_000_000);
-            }
-        }
-    }
+    let order = replay_order(store, ours, theirs, |c| {
+        Ok(pipeline_event(store, c)?.map(|e| {
+            let at = e.at;
+            (e, at)
+        }))
+    })?;
     let mut files: BTreeMap<String, ObjectId> = BTreeMap::new();
     let mut current: Option<String> = None;
     let mut last_state: Option<Value> = None;
     let mut seq = 0u64;
     let mut rejected = Vec::new();
     let known = known_rejections(store, ours, theirs)?;
-    for id in causal_order(&commits, &key) {
-        let Some(e) = evs.remove(&id) else { continue };
+    for (id, e) in order {
         let kind = e.event.get("event").and_then(Value::as_str).unwrap_or("");
         let from = e.event.get("from").and_then(Value::as_str).unwrap_or("");
         let final_state = matches!(current.as_deref(), Some("done" | "aborted"));
@@ -139,12 +130,6 @@ pub fn merge(
         m.trailers.push(("Rails-Pipeline-State", cur));
     }
     m.trailers.push(("Rails-Pipeline-Seq", seq.to_string()));
-    for r in &rejected {
-        m.trailers.push((
-            "Rails-Sync-Rejected",
-            format!("{} {}", &r.commit[..12.min(r.commit.len())], r.transition),
-        ));
-    }
-    m.rejected = rejected;
+    m.reject(rejected);
     Ok(m)
 }

@@ -173,6 +173,48 @@ pub fn causal_order(commits: &[CommitInfo], key: &HashMap<ObjectId, i128>) -> Ve
     out
 }
 
+/// The records of both tips' histories in the order a replaying merge applies them: parents
+/// first, then by the time `read` gives each (a commit it finds no record in, such as an earlier
+/// merge, orders by its commit time and is left out).
+pub fn replay_order<T>(
+    store: &Store,
+    ours: ObjectId,
+    theirs: ObjectId,
+    mut read: impl FnMut(&CommitInfo) -> Result<Option<(T, i128)>>,
+) -> Result<Vec<(ObjectId, T)>> {
+    let commits = store.reachable(&[ours, theirs])?;
+    let mut found: HashMap<ObjectId, T> = HashMap::new();
+    let mut key: HashMap<ObjectId, i128> = HashMap::new();
+    for c in &commits {
+        match read(c)? {
+            Some((record, at)) => {
+                key.insert(c.id, at);
+                found.insert(c.id, record);
+            }
+            None => {
+                key.insert(c.id, c.time as i128 * 1_000_000_000);
+            }
+        }
+    }
+    Ok(causal_order(&commits, &key)
+        .into_iter()
+        .filter_map(|id| found.remove(&id).map(|r| (id, r)))
+        .collect())
+}
+
+impl Merged {
+    /// Reports the records the merged order refused: one `Rails-Sync-Rejected` trailer each.
+    pub fn reject(&mut self, rejected: Vec<Rejected>) {
+        for r in &rejected {
+            self.trailers.push((
+                "Rails-Sync-Rejected",
+                format!("{} {}", &r.commit[..12.min(r.commit.len())], r.transition),
+            ));
+        }
+        self.rejected = rejected;
+    }
+}
+
 /// The commits an earlier merge already found illegal (kept under `rejected/` in either tip):
 /// a later merge keeps them there without reporting them again.
 pub fn known_rejections(
