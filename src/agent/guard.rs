@@ -18,14 +18,6 @@ pub enum Verdict {
     Publish(String),
 }
 
-/// The record refs only `git rails` / `git spar` write.
-const RECORD_REFS: [&str; 4] = [
-    "refs/rails/",
-    "refs/spar/",
-    "refs/notes/rails",
-    "refs/notes/spar",
-];
-
 pub fn classify(command: &str) -> Verdict {
     let mut publish = None;
     for segment in segments(command) {
@@ -97,7 +89,9 @@ fn words(segment: &str) -> Vec<String> {
 }
 
 fn names_record_ref(w: &str) -> bool {
-    RECORD_REFS.iter().any(|r| w.contains(r))
+    crate::store::refs::WRITTEN_BY_US
+        .iter()
+        .any(|r| w.contains(r))
 }
 
 const BYPASS: &str = "skips the rails hooks";

@@ -257,6 +257,9 @@ pub fn repo_names(kind: Kind, earlier: &[String]) -> Vec<String> {
             let Some(sprint) = earlier.first().cloned().or_else(bound) else {
                 return Vec::new();
             };
+            let Ok(sprint) = crate::contract::SprintId::parse(&sprint) else {
+                return Vec::new();
+            };
             let contract = match crate::contract::newest(&store, &sprint) {
                 Ok(Some(f)) => Some(f.contract),
                 _ => store

@@ -9,8 +9,10 @@
 pub mod checks;
 pub mod generate;
 pub mod junit;
+pub mod merge;
 pub mod pinned;
 pub mod schema;
+mod sprint;
 pub mod validate;
 
 use std::path::{Path, PathBuf};
@@ -20,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Context, Error, Result};
 use crate::store::{self, refs, CommitInfo, ObjectId, Store};
 use schema::{Contract, Problem};
+pub use sprint::SprintId;
 
 /// The file every frozen version's tree holds.
 pub const CONTRACT_FILE: &str = "contract.json";
@@ -140,19 +143,14 @@ pub struct Frozen {
 
 /// The ref of a sprint's frozen versions.
 pub fn contract_ref(sprint: &str) -> String {
-    format!("{}{sprint}", refs::CONTRACTS)
+    refs::Namespace::Contracts.name(sprint)
 }
 
 /// Where a sprint's draft lives in the work tree.
-pub fn draft_path(root: &Path, sprint: &str) -> PathBuf {
+pub fn draft_path(root: &Path, sprint: &SprintId) -> PathBuf {
     root.join(".rails")
         .join("contracts")
         .join(format!("{sprint}.json"))
-}
-
-/// Refuses a sprint id that cannot be a ref component or a file name.
-pub fn check_sprint(sprint: &str) -> Result<()> {
-    schema::check_sprint_id(sprint).map_err(Error::usage)
 }
 
 /// The version after `v`: v1 → v1.1, v1.1 → v1.2.
@@ -177,7 +175,7 @@ pub fn problems_error(what: &str, problems: &[Problem], hint: &str) -> Error {
 }
 
 /// Reads and checks a sprint's draft. A missing draft or a draft out of form is refused.
-pub fn load_draft(root: &Path, sprint: &str) -> Result<(PathBuf, Contract)> {
+pub fn load_draft(root: &Path, sprint: &SprintId) -> Result<(PathBuf, Contract)> {
     let path = draft_path(root, sprint);
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,
@@ -205,11 +203,11 @@ pub fn load_draft(root: &Path, sprint: &str) -> Result<(PathBuf, Contract)> {
 /// Parses a contract document that must belong to `sprint`.
 pub fn parse_for(
     bytes: &[u8],
-    sprint: &str,
+    sprint: &SprintId,
     root: Option<&Path>,
 ) -> std::result::Result<Contract, Vec<Problem>> {
     let contract = schema::parse_at(bytes, root)?;
-    if contract.sprint_id != sprint {
+    if contract.sprint_id != sprint.as_str() {
         return Err(vec![Problem {
             path: "sprintId".into(),
             message: format!(
@@ -229,7 +227,7 @@ pub fn rel(root: &Path, path: &Path) -> String {
         .to_string()
 }
 
-fn frozen_from(store: &Store, sprint: &str, info: &CommitInfo) -> Result<Frozen> {
+fn frozen_from(store: &Store, sprint: &SprintId, info: &CommitInfo) -> Result<Frozen> {
     let bytes = store
         .read_file_in_tree(info.tree, CONTRACT_FILE)?
         .ok_or_else(|| {
@@ -283,7 +281,7 @@ fn frozen_from(store: &Store, sprint: &str, info: &CommitInfo) -> Result<Frozen>
 }
 
 /// Every frozen version of `sprint`, oldest first (empty when never frozen).
-pub fn versions(store: &Store, sprint: &str) -> Result<Vec<Frozen>> {
+pub fn versions(store: &Store, sprint: &SprintId) -> Result<Vec<Frozen>> {
     let Some(tip) = store.ref_target(&contract_ref(sprint))? else {
         return Ok(Vec::new());
     };
@@ -295,7 +293,7 @@ pub fn versions(store: &Store, sprint: &str) -> Result<Vec<Frozen>> {
 }
 
 /// The newest frozen version, or None.
-pub fn newest(store: &Store, sprint: &str) -> Result<Option<Frozen>> {
+pub fn newest(store: &Store, sprint: &SprintId) -> Result<Option<Frozen>> {
     let Some(tip) = store.ref_target(&contract_ref(sprint))? else {
         return Ok(None);
     };
@@ -304,18 +302,18 @@ pub fn newest(store: &Store, sprint: &str) -> Result<Option<Frozen>> {
 }
 
 /// The newest frozen version, refused when the sprint was never frozen.
-pub fn require_newest(store: &Store, sprint: &str) -> Result<Frozen> {
+pub fn require_newest(store: &Store, sprint: &SprintId) -> Result<Frozen> {
     newest(store, sprint)?.ok_or_else(|| not_frozen(sprint))
 }
 
-fn not_frozen(sprint: &str) -> Error {
+fn not_frozen(sprint: &SprintId) -> Error {
     Error::refused(format!("{sprint} has no frozen contract")).hint(format!(
         "freeze its draft with `git rails contract freeze {sprint}` (see `git rails contract list`)"
     ))
 }
 
 /// A given version (`v1.1`), or the newest when `version` is None.
-pub fn find(store: &Store, sprint: &str, version: Option<&str>) -> Result<Frozen> {
+pub fn find(store: &Store, sprint: &SprintId, version: Option<&str>) -> Result<Frozen> {
     match version {
         None => require_newest(store, sprint),
         Some(v) => {
@@ -339,7 +337,7 @@ pub fn find(store: &Store, sprint: &str, version: Option<&str>) -> Result<Frozen
 pub fn list(store: &Store) -> Result<Vec<Frozen>> {
     let mut out = Vec::new();
     for (sprint, _) in store.refs_under(refs::CONTRACTS)? {
-        if let Some(f) = newest(store, &sprint)? {
+        if let Some(f) = newest(store, &SprintId::recorded(&sprint))? {
             out.push(f);
         }
     }
@@ -348,8 +346,12 @@ pub fn list(store: &Store) -> Result<Vec<Frozen>> {
 
 /// Freezes the draft of `sprint`: v1 when the sprint was never frozen, or (with `bump`) the
 /// next version on top of the tip. Returns the new version.
-pub fn freeze(store: &Store, sprint: &str, bump: bool, drops: &[DropRequest]) -> Result<Frozen> {
-    check_sprint(sprint)?;
+pub fn freeze(
+    store: &Store,
+    sprint: &SprintId,
+    bump: bool,
+    drops: &[DropRequest],
+) -> Result<Frozen> {
     if !bump && !drops.is_empty() {
         return Err(Error::usage(
             "--drop needs --bump: only a new version can drop a criterion of an earlier one",
@@ -367,11 +369,7 @@ pub fn freeze(store: &Store, sprint: &str, bump: bool, drops: &[DropRequest]) ->
         }
     }
     let root = store.workdir()?.to_path_buf();
-    let _lock = store::lock(
-        store.common_dir(),
-        &format!("rails/locks/contract-{sprint}.lock"),
-        || {},
-    )?;
+    let _lock = store.lock(&store::LockName::contract(sprint), || {})?;
     let (path, contract) = load_draft(&root, sprint)?;
     let tip = newest(store, sprint)?;
     // What the checks read is frozen with them (see `pinned`).
@@ -479,7 +477,7 @@ pub fn freeze(store: &Store, sprint: &str, bump: bool, drops: &[DropRequest]) ->
 /// every `--drop` must name one of them.
 fn check_drops(
     store: &Store,
-    sprint: &str,
+    sprint: &SprintId,
     version: &str,
     next: &Contract,
     drops: &[DropRequest],
@@ -633,10 +631,9 @@ pub fn list_json(all: &[Frozen]) -> serde_json::Value {
 }
 
 /// The sprint given, or the one bound to the current branch.
-pub fn resolve_sprint(store: &Store, given: Option<String>) -> Result<String> {
+pub fn resolve_sprint(store: &Store, given: Option<String>) -> Result<SprintId> {
     if let Some(s) = given {
-        check_sprint(&s)?;
-        return Ok(s);
+        return SprintId::parse(&s);
     }
     let Some(branch) = store.current_branch()? else {
         return Err(
@@ -646,10 +643,7 @@ pub fn resolve_sprint(store: &Store, given: Option<String>) -> Result<String> {
         );
     };
     match store.config_string(&format!("branch.{branch}.railsSprint")) {
-        Some(s) if !s.trim().is_empty() => {
-            check_sprint(s.trim())?;
-            Ok(s.trim().to_string())
-        }
+        Some(s) if !s.trim().is_empty() => SprintId::parse(s.trim()),
         _ => Err(Error::usage(format!(
             "no sprint given, and branch {branch} has none bound"
         ))

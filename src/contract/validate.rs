@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use super::checks::{self, Status};
 use super::schema::{Contract, NonGoal};
+use crate::contract::SprintId;
 use crate::error::{Error, Result};
 use crate::store::{ObjectId, Store};
 
@@ -116,7 +117,7 @@ pub struct Report {
 
 /// What to validate.
 pub struct Target<'a> {
-    pub sprint: &'a str,
+    pub sprint: &'a SprintId,
     pub version: String,
     pub contract: &'a Contract,
     pub contract_commit: Option<ObjectId>,
@@ -134,8 +135,12 @@ pub struct Chosen {
 }
 
 impl Chosen {
-    pub fn of(store: &Store, sprint: &str, version: Option<&str>, draft: bool) -> Result<Chosen> {
-        super::check_sprint(sprint)?;
+    pub fn of(
+        store: &Store,
+        sprint: &SprintId,
+        version: Option<&str>,
+        draft: bool,
+    ) -> Result<Chosen> {
         if draft {
             let root = store.workdir()?.to_path_buf();
             let (_, contract) = super::load_draft(&root, sprint)?;
@@ -155,7 +160,7 @@ impl Chosen {
         })
     }
 
-    pub fn target<'a>(&'a self, sprint: &'a str) -> Target<'a> {
+    pub fn target<'a>(&'a self, sprint: &'a SprintId) -> Target<'a> {
         Target {
             sprint,
             version: self.version.clone(),
@@ -370,17 +375,9 @@ fn spec_error(problem: &str) -> checks::Outcome {
 fn changed_since(store: &Store, base: Option<ObjectId>, _root: &Path) -> Result<Vec<String>> {
     let mut paths = Vec::new();
     if let Some(base) = base {
-        let out = store.git(&[
-            "diff",
-            "--name-only",
-            "-z",
-            "--no-renames",
-            &base.to_string(),
-        ])?;
-        paths.extend(out.split('\0').filter(|s| !s.is_empty()).map(String::from));
+        paths.extend(store.changed_since_commit(base)?);
     }
-    let out = store.git(&["ls-files", "-z", "--others", "--exclude-standard"])?;
-    paths.extend(out.split('\0').filter(|s| !s.is_empty()).map(String::from));
+    paths.extend(store.untracked_files()?);
     paths.sort();
     paths.dedup();
     Ok(paths)

@@ -23,6 +23,7 @@ use super::{
     apply, check_allowed, check_record, evidence_ref, record_stem, Criterion, Proof, Record,
     Request, State, Transition, STATE_FILE, TREES_DIR,
 };
+use crate::contract::SprintId;
 use crate::contract::{self, schema::Check};
 use crate::error::{Error, Result};
 use crate::store::{CommitInfo, ObjectId, Store};
@@ -98,14 +99,14 @@ struct Cache {
     state: State,
 }
 
-fn cache_path(store: &Store, sprint: &str) -> PathBuf {
+fn cache_path(store: &Store, sprint: &SprintId) -> PathBuf {
     store
         .common_dir()
         .join("rails/cache/evidence")
         .join(format!("{sprint}.json"))
 }
 
-fn read_cache(store: &Store, sprint: &str) -> Option<Cache> {
+fn read_cache(store: &Store, sprint: &SprintId) -> Option<Cache> {
     let bytes = std::fs::read(cache_path(store, sprint)).ok()?;
     serde_json::from_slice::<Cache>(&bytes)
         .ok()
@@ -113,14 +114,14 @@ fn read_cache(store: &Store, sprint: &str) -> Option<Cache> {
 }
 
 /// Keeps a successful replay; a cache that cannot be written only costs the next reader time.
-fn write_cache(store: &Store, sprint: &str, cache: &Cache) {
+fn write_cache(store: &Store, sprint: &SprintId, cache: &Cache) {
     if let Ok(bytes) = serde_json::to_vec(cache) {
         let _ = crate::store::cache_write(&cache_path(store, sprint), &bytes);
     }
 }
 
 /// Replays `sprint`'s evidence chain (from the cache where it is still valid).
-pub fn derive(store: &Store, sprint: &str) -> Result<Derived> {
+pub fn derive(store: &Store, sprint: &SprintId) -> Result<Derived> {
     let Some(tip) = store.ref_target(&evidence_ref(sprint))? else {
         return Ok(Derived {
             state: State::new(sprint),
@@ -175,7 +176,7 @@ pub fn derive(store: &Store, sprint: &str) -> Result<Derived> {
 /// What `doctor` says of the replay kept for `sprint`: `Some(reason)` when one is kept for the
 /// chain's current tip and disagrees with `fresh`, the uncached replay of that tip (a file
 /// written by hand: every command that reads the cache would believe it).
-pub fn cache_disagrees(store: &Store, sprint: &str, fresh: &Derived) -> Option<String> {
+pub fn cache_disagrees(store: &Store, sprint: &SprintId, fresh: &Derived) -> Option<String> {
     let c = read_cache(store, sprint)?;
     let tip = fresh.tip?;
     if ObjectId::from_hex(c.tip.as_bytes()).ok() != Some(tip) {
@@ -193,13 +194,13 @@ pub fn cache_disagrees(store: &Store, sprint: &str, fresh: &Derived) -> Option<S
 }
 
 /// Where the replay of `sprint` is kept.
-pub fn cache_file(store: &Store, sprint: &str) -> PathBuf {
+pub fn cache_file(store: &Store, sprint: &SprintId) -> PathBuf {
     cache_path(store, sprint)
 }
 
 /// Replays the chain ending at `tip` without reading or writing the cache (verify, doctor,
 /// and a pushed chain in pre-receive judge from the objects alone).
-pub fn derive_uncached(store: &Store, sprint: &str, tip: ObjectId) -> Result<Derived> {
+pub fn derive_uncached(store: &Store, sprint: &SprintId, tip: ObjectId) -> Result<Derived> {
     let mut replayer = Replayer {
         store,
         sprint,
@@ -216,7 +217,7 @@ pub fn derive_uncached(store: &Store, sprint: &str, tip: ObjectId) -> Result<Der
 
 struct Replayer<'a> {
     store: &'a Store,
-    sprint: &'a str,
+    sprint: &'a SprintId,
     /// Each (contract version, criterion)'s check, read once.
     checks: HashMap<(String, String), Option<Check>>,
     /// Merge commits already judged.
@@ -312,7 +313,7 @@ impl Replayer<'_> {
                 } else {
                     let refname = evidence_ref(self.sprint);
                     let merged =
-                        crate::sync::merge::evidence(self.store, &refname, self.sprint, a, b)?;
+                        crate::evidence::merge::merge(self.store, &refname, self.sprint, a, b)?;
                     if merged.tree != info.tree {
                         (
                             sa,
@@ -460,7 +461,7 @@ impl Replayer<'_> {
             return Ok(Some(format!("{t:?} is not a transition")));
         };
         match info.trailer("Rails-Sprint") {
-            Some(s) if s.trim() == self.sprint => {}
+            Some(s) if s.trim() == self.sprint.as_str() => {}
             Some(s) => {
                 return Ok(Some(format!(
                     "it is a transition of sprint {}, not {}",

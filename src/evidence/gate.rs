@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::chain::{self, Problem};
 use super::{next_command, spec_changed, CriterionStatus, Proof};
+use crate::contract::SprintId;
 use crate::contract::{self, validate::glob_matcher};
 use crate::error::{Error, Result};
 use crate::store::{ObjectId, Store};
@@ -105,7 +106,7 @@ pub fn dropped_line(d: &DroppedReport) -> String {
 /// version written by hand: `freeze` refuses it). A sprint frozen once has neither.
 fn dropped_criteria(
     store: &Store,
-    sprint: &str,
+    sprint: &SprintId,
     frozen: &contract::Frozen,
 ) -> Result<(Vec<DroppedReport>, Vec<Step>)> {
     if frozen.version == "v1" && frozen.dropped.is_empty() {
@@ -155,7 +156,7 @@ fn subject_path(p: &str) -> bool {
 /// older version whose test files a newer one re-froze.
 fn check_path_pins(
     store: &Store,
-    sprint: &str,
+    sprint: &SprintId,
 ) -> Result<std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>> {
     let mut out = std::collections::BTreeMap::new();
     for f in contract::versions(store, sprint)? {
@@ -173,7 +174,7 @@ fn check_path_pins(
 }
 
 /// Computes the report for `sprint`, judging staleness on `commit` (None: no commit to judge).
-pub fn evaluate(store: &Store, sprint: &str, commit: Option<ObjectId>) -> Result<Report> {
+pub fn evaluate(store: &Store, sprint: &SprintId, commit: Option<ObjectId>) -> Result<Report> {
     let tree = match commit {
         Some(c) => Some(store.tree_of(c)?),
         None => None,
@@ -184,7 +185,7 @@ pub fn evaluate(store: &Store, sprint: &str, commit: Option<ObjectId>) -> Result
 /// Like [`evaluate`], judging staleness on a tree (the index's tree, for a commit being made).
 pub fn evaluate_tree(
     store: &Store,
-    sprint: &str,
+    sprint: &SprintId,
     label: Option<String>,
     commit_tree: Option<ObjectId>,
 ) -> Result<Report> {
@@ -194,7 +195,7 @@ pub fn evaluate_tree(
 
 /// [`evaluate`] from the objects alone: the chain replayed from its first commit, never from
 /// this machine's kept replay (`verify`, which must reach what a fresh clone in CI reaches).
-pub fn evaluate_uncached(store: &Store, sprint: &str, commit: ObjectId) -> Result<Report> {
+pub fn evaluate_uncached(store: &Store, sprint: &SprintId, commit: ObjectId) -> Result<Report> {
     let derived = match store.ref_target(&super::evidence_ref(sprint))? {
         Some(tip) => chain::derive_uncached(store, sprint, tip)?,
         None => chain::Derived {
@@ -209,7 +210,7 @@ pub fn evaluate_uncached(store: &Store, sprint: &str, commit: ObjectId) -> Resul
 
 fn judge(
     store: &Store,
-    sprint: &str,
+    sprint: &SprintId,
     label: Option<String>,
     commit_tree: Option<ObjectId>,
     derived: chain::Derived,

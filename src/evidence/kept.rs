@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::gate::{self, Report};
 use crate::contract;
+use crate::contract::SprintId;
 use crate::error::Result;
 use crate::hooks::agent::STOPS;
 use crate::store::{ObjectId, Store};
@@ -62,7 +63,7 @@ fn build_identity() -> String {
 }
 
 /// Where the report of `sprint` is kept.
-pub fn path(store: &Store, sprint: &str) -> PathBuf {
+pub fn path(store: &Store, sprint: &SprintId) -> PathBuf {
     store
         .common_dir()
         .join("rails/cache/gate")
@@ -72,7 +73,7 @@ pub fn path(store: &Store, sprint: &str) -> PathBuf {
 /// The key of the records as they are now, with `tree` and `commit` as given.
 fn key(
     store: &Store,
-    sprint: &str,
+    sprint: &SprintId,
     tree: Option<ObjectId>,
     commit: Option<ObjectId>,
 ) -> Result<Key> {
@@ -89,13 +90,13 @@ fn key(
     })
 }
 
-fn read(store: &Store, sprint: &str) -> Option<Kept> {
+fn read(store: &Store, sprint: &SprintId) -> Option<Kept> {
     let bytes = std::fs::read(path(store, sprint)).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 
 /// Keeps a report; one that cannot be written only costs the next ask time.
-fn write(store: &Store, sprint: &str, key: Key, report: &Report) {
+fn write(store: &Store, sprint: &SprintId, key: Key, report: &Report) {
     let kept = Kept {
         key,
         report: report.clone(),
@@ -107,7 +108,7 @@ fn write(store: &Store, sprint: &str, key: Key, report: &Report) {
 
 /// [`gate::evaluate`], read from what was kept when nothing it depends on moved. The same
 /// commit as the kept one is answered from the refs and the kept file alone.
-pub fn evaluate(store: &Store, sprint: &str, commit: Option<ObjectId>) -> Result<Report> {
+pub fn evaluate(store: &Store, sprint: &SprintId, commit: Option<ObjectId>) -> Result<Report> {
     let now = key(store, sprint, None, commit)?;
     let kept = read(store, sprint);
     if let (Some(k), Some(_)) = (&kept, commit) {
@@ -138,7 +139,7 @@ pub fn evaluate(store: &Store, sprint: &str, commit: Option<ObjectId>) -> Result
 /// [`gate::evaluate_tree`], read from what was kept when nothing it depends on moved.
 pub fn evaluate_tree(
     store: &Store,
-    sprint: &str,
+    sprint: &SprintId,
     label: Option<String>,
     tree: Option<ObjectId>,
 ) -> Result<Report> {
@@ -150,7 +151,7 @@ pub fn evaluate_tree(
 /// commit when it was kept for another), else the gate's, kept.
 fn decide(
     store: &Store,
-    sprint: &str,
+    sprint: &SprintId,
     label: Option<String>,
     tree: Option<ObjectId>,
     now: Key,
@@ -176,7 +177,7 @@ fn decide(
 
 /// What `doctor` says of the kept report of `sprint`: `Some(reason)` when one is kept for the
 /// current refs and disagrees with the verdict computed afresh (a file edited by hand).
-pub fn check(store: &Store, sprint: &str) -> Result<Option<String>> {
+pub fn check(store: &Store, sprint: &SprintId) -> Result<Option<String>> {
     let Ok(bytes) = std::fs::read(path(store, sprint)) else {
         return Ok(None);
     };

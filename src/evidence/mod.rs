@@ -8,6 +8,7 @@
 pub mod chain;
 pub mod gate;
 pub mod kept;
+pub mod merge;
 pub mod verify;
 
 use std::collections::BTreeMap;
@@ -17,6 +18,7 @@ use serde_json::Value;
 
 use crate::contract::checks::{self, Status as CheckStatus};
 use crate::contract::schema::{Check, CheckKind};
+use crate::contract::SprintId;
 use crate::contract::{self, Frozen};
 use crate::error::{Error, Result};
 use crate::store::{self, refs, ObjectId, Store};
@@ -28,7 +30,7 @@ pub const SCHEMA: &str = "rails-evidence/v1";
 
 /// The ref of a sprint's evidence chain.
 pub fn evidence_ref(sprint: &str) -> String {
-    format!("{}{sprint}", refs::EVIDENCE)
+    refs::Namespace::Evidence.name(sprint)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -183,7 +185,7 @@ pub struct State {
 }
 
 impl State {
-    fn new(sprint: &str) -> State {
+    fn new(sprint: &SprintId) -> State {
         State {
             schema: SCHEMA.to_string(),
             sprint: sprint.to_string(),
@@ -253,14 +255,14 @@ struct StateView {
 }
 
 /// The criteria as the gate reads them (see [`CriterionView`]); empty when nothing was recorded.
-pub fn load_view(store: &Store, sprint: &str) -> Result<BTreeMap<String, CriterionView>> {
+pub fn load_view(store: &Store, sprint: &SprintId) -> Result<BTreeMap<String, CriterionView>> {
     Ok(read_state::<StateView>(store, sprint)?
         .map(|(v, _)| v.criteria)
         .unwrap_or_default())
 }
 
 /// The state as of the tip of the evidence ref (empty when nothing was recorded), with its tip.
-pub fn load(store: &Store, sprint: &str) -> Result<(State, Option<ObjectId>)> {
+pub fn load(store: &Store, sprint: &SprintId) -> Result<(State, Option<ObjectId>)> {
     Ok(match read_state::<State>(store, sprint)? {
         Some((state, tip)) => (state, Some(tip)),
         None => (State::new(sprint), None),
@@ -270,7 +272,7 @@ pub fn load(store: &Store, sprint: &str) -> Result<(State, Option<ObjectId>)> {
 /// `state.json` at the tip of the evidence ref, read as `T`; None when nothing was recorded.
 fn read_state<T: serde::de::DeserializeOwned>(
     store: &Store,
-    sprint: &str,
+    sprint: &SprintId,
 ) -> Result<Option<(T, ObjectId)>> {
     let Some(tip) = store.ref_target(&evidence_ref(sprint))? else {
         return Ok(None);
@@ -324,7 +326,7 @@ impl Transition {
 
 /// The request.
 pub struct Request<'a> {
-    pub sprint: &'a str,
+    pub sprint: &'a SprintId,
     pub criterion: &'a str,
     pub transition: Transition,
     pub note: Option<&'a str>,
@@ -351,7 +353,7 @@ fn q(s: &str) -> String {
 }
 
 /// The command that moves a criterion on from where it is.
-pub fn next_command(sprint: &str, id: &str, status: CriterionStatus, proof: Proof) -> String {
+pub fn next_command(sprint: &SprintId, id: &str, status: CriterionStatus, proof: Proof) -> String {
     match (status, proof) {
         (CriterionStatus::Pending, Proof::Review) => format!(
             "git rails evidence surface {sprint} {id} --note \"<where a person sees it>\""
@@ -628,11 +630,7 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
     let sprint = req.sprint;
     let id = req.criterion;
     let root = store.workdir()?.to_path_buf();
-    let _lock = store::lock(
-        store.common_dir(),
-        &format!("rails/locks/evidence-{sprint}.lock"),
-        || {},
-    )?;
+    let _lock = store.lock(&store::LockName::evidence(sprint), || {})?;
     let frozen = contract::require_newest(store, sprint)?;
     let check = frozen.contract.check(id).cloned().ok_or_else(|| {
         let ids: Vec<&str> = frozen
@@ -969,7 +967,7 @@ impl Transition {
 }
 
 /// An empty state of a sprint (what a chain starts from).
-pub fn empty_state(sprint: &str) -> State {
+pub fn empty_state(sprint: &SprintId) -> State {
     State::new(sprint)
 }
 

@@ -14,6 +14,7 @@ use super::gate::{self, Step};
 use super::{CriterionStatus, Proof, Record};
 use crate::contract::checks::{self, Status as CheckStatus};
 use crate::contract::schema::CheckKind;
+use crate::contract::SprintId;
 use crate::contract::{self};
 use crate::error::{Context, Error, Result};
 use crate::store::{ObjectId, Store};
@@ -160,7 +161,7 @@ fn run_in(
 }
 
 /// Verifies `sprint` at `commit`; with `rerun`, runs the proven checks again.
-pub fn verify(store: &Store, sprint: &str, commit: ObjectId, rerun: bool) -> Result<Report> {
+pub fn verify(store: &Store, sprint: &SprintId, commit: ObjectId, rerun: bool) -> Result<Report> {
     let frozen = contract::require_newest(store, sprint)?;
     // From the objects alone, as a fresh clone in CI has them: never this machine's kept replay.
     let report = gate::evaluate_uncached(store, sprint, commit)?;

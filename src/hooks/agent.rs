@@ -9,10 +9,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::contract::SprintId;
 use crate::error::{Context, Error, Result};
+use crate::store::refs::{self, Namespace};
 use crate::store::{ObjectId, Store};
 
-pub const STOPS: &str = "refs/rails/agent-stops/";
+/// Where agent stops are kept (`evidence::kept` reads it by this name).
+pub const STOPS: &str = refs::AGENT_STOPS;
 
 /// What is kept for one session.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -91,7 +94,7 @@ pub struct EndedTurn {
 /// Appends the record of a turn ended unproven.
 pub fn record_ended_turn(
     store: &Store,
-    sprint: &str,
+    sprint: &SprintId,
     session: &str,
     head: Option<ObjectId>,
 ) -> Result<String> {
@@ -103,7 +106,7 @@ pub fn record_ended_turn(
         "head": head.map(|h| h.to_string()),
         "message": message,
     });
-    let refname = format!("{STOPS}{sprint}");
+    let refname = Namespace::AgentStops.name(sprint);
     let commit_msg = format!(
         "{message}\n\nRails-Session: {session}\nRails-Head: {}\n",
         head.map(|h| h.to_string()).unwrap_or_default()
@@ -127,8 +130,8 @@ pub fn record_ended_turn(
 }
 
 /// Every turn ended unproven on `sprint`, oldest first.
-pub fn ended_turns(store: &Store, sprint: &str) -> Result<Vec<EndedTurn>> {
-    let Some(tip) = store.ref_target(&format!("{STOPS}{sprint}"))? else {
+pub fn ended_turns(store: &Store, sprint: &SprintId) -> Result<Vec<EndedTurn>> {
+    let Some(tip) = store.ref_target(&Namespace::AgentStops.name(sprint))? else {
         return Ok(Vec::new());
     };
     let mut out: Vec<EndedTurn> = store

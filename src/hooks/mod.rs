@@ -548,8 +548,7 @@ pub fn install(store: &Store, opts: Options) -> Result<Vec<Action>> {
             .to_string();
         let exclude = store.common_dir().join("info/exclude");
         let old = read(&exclude);
-        let ignored = store.git(&["check-ignore", "-q", "--", &rel]).is_ok()
-            || old.as_deref().is_some_and(blocks::has_block);
+        let ignored = store.is_ignored(&rel) || old.as_deref().is_some_and(blocks::has_block);
         if planned_text(&plan, &local).is_some() && !ignored {
             let new = blocks::insert_at_end(old.as_deref(), &format!("/{rel}\n"));
             plan.edit(

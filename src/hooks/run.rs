@@ -9,8 +9,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::contract;
+use crate::contract::SprintId;
 use crate::error::{Error, Result};
 use crate::evidence::{gate, kept};
+use crate::store::refs::Namespace;
 use crate::store::{ObjectId, Store};
 
 /// What a hook says and how it ends.
@@ -28,9 +30,7 @@ impl HookResult {
 
 /// Refs that carry records: never blocked by pre-push.
 pub fn is_record_ref(name: &str) -> bool {
-    name.starts_with("refs/rails/")
-        || name.starts_with("refs/spar/")
-        || name.starts_with("refs/notes/")
+    crate::store::refs::carries_records(name)
 }
 
 fn is_zero(oid: &str) -> bool {
@@ -284,7 +284,7 @@ fn judge_update(
     }
     let mut blocked = false;
     for sprint in &sprints {
-        contract::check_sprint(sprint)
+        let sprint = &SprintId::parse(sprint)
             .map_err(|e| e.context(format!("a Rails-Sprint trailer in {label}")))?;
         // The client may read what it kept; the server judges every push afresh.
         let report = match judge {
@@ -516,7 +516,7 @@ pub fn commit_msg(store: &Store, message_file: &Path) -> Result<HookResult> {
     // comments is left alone: git aborts such a commit, and a trailer would keep it alive.
     if written.is_empty() && has_text(&message) {
         if let Some(sprint) = bound_sprint(store)? {
-            contract::check_sprint(&sprint)
+            let sprint = SprintId::parse(&sprint)
                 .map_err(|e| e.context("commit-msg: the sprint bound to the branch"))?;
             store.add_trailer(message_file, "Rails-Sprint", &sprint)?;
             message = read()?;
@@ -528,7 +528,7 @@ pub fn commit_msg(store: &Store, message_file: &Path) -> Result<HookResult> {
         }
     }
     for sprint in written {
-        contract::check_sprint(&sprint).map_err(|e| e.context("commit-msg: Rails-Sprint"))?;
+        let sprint = SprintId::parse(&sprint).map_err(|e| e.context("commit-msg: Rails-Sprint"))?;
         if contract::newest(store, &sprint)?.is_none() {
             out.code = 65;
             out.say(format!(
@@ -543,7 +543,8 @@ pub fn commit_msg(store: &Store, message_file: &Path) -> Result<HookResult> {
     if !done.is_empty() {
         let tree = store.index_tree()?;
         for sprint in done {
-            contract::check_sprint(&sprint).map_err(|e| e.context("commit-msg: Rails-Done"))?;
+            let sprint =
+                SprintId::parse(&sprint).map_err(|e| e.context("commit-msg: Rails-Done"))?;
             let report = kept::evaluate_tree(store, &sprint, Some("the index".into()), Some(tree))
                 .map_err(|e| {
                     e.context(format!(
@@ -590,7 +591,7 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
     // pushed record refs laid over the server's own.
     let overrides: Vec<(String, ObjectId)> = updates
         .iter()
-        .filter(|(_, new, name)| !is_zero(new) && name.starts_with("refs/rails/"))
+        .filter(|(_, new, name)| !is_zero(new) && name.starts_with(crate::store::refs::RAILS))
         .filter_map(|(_, new, name)| {
             ObjectId::from_hex(new.as_bytes())
                 .ok()
@@ -611,7 +612,7 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
         }
     }
     for (old, new, name) in &updates {
-        let guarded = name.starts_with("refs/rails/") || name.starts_with("refs/spar/");
+        let guarded = crate::store::refs::is_guarded(name);
         if !guarded {
             continue;
         }
@@ -628,7 +629,7 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
                 &new[..7.min(new.len())]
             ));
             out.say("  fetch the records (`git rails sync`) and add yours on top of them");
-        } else if let Some(series) = name.strip_prefix(crate::store::refs::SPAR_SERIES) {
+        } else if let Some(series) = Namespace::SparSeries.key_of(name) {
             // A fast-forward can still carry a commit that rewrites a completed result.
             let tip = ObjectId::from_hex(new.as_bytes())
                 .map_err(|e| Error::refused(format!("pre-receive: bad oid {new}: {e}")))?;
@@ -662,13 +663,14 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
     // or a record without its observation, never lands.
     let evidence_updates: Vec<&(String, String, String)> = updates
         .iter()
-        .filter(|(_, new, name)| !is_zero(new) && name.starts_with(crate::store::refs::EVIDENCE))
+        .filter(|(_, new, name)| !is_zero(new) && Namespace::Evidence.key_of(name).is_some())
         .collect();
     if out.code == 0 && !evidence_updates.is_empty() {
         for (_, _, name) in evidence_updates {
-            let sprint = &name[crate::store::refs::EVIDENCE.len()..];
+            let sprint = Namespace::Evidence.key_of(name).unwrap_or_default();
             // The view reads the pushed tip; the server's own kept replay of what it accepted
             // before means only the new commits are replayed.
+            let sprint = &SprintId::recorded(sprint);
             let derived = crate::evidence::chain::derive(&view, sprint)?;
             if let Some(p) = derived.problem {
                 out.code = 1;
@@ -794,7 +796,7 @@ pub fn agent_stop(store: &Store, event: &str) -> Result<HookResult> {
     // The agent asks here, so its verdict is computed, never read from a kept report it
     // could have written itself (evidence::kept).
     if let (Some(id), Some(s)) = (session, sprint.as_deref()) {
-        if gate::evaluate(store, s, head).is_ok_and(|r| r.done) {
+        if gate::evaluate(store, &SprintId::recorded(s), head).is_ok_and(|r| r.done) {
             agent::forget(store, id)?;
             out.say(format!("git-rails: {s} is done; session {id} is released"));
             kept = None;
@@ -811,18 +813,18 @@ pub fn agent_stop(store: &Store, event: &str) -> Result<HookResult> {
         out.say("git-rails: no sprint is bound to the branch or named by HEAD; nothing to gate");
         return Ok(out);
     };
-    let report =
-        match contract::check_sprint(&sprint).and_then(|_| gate::evaluate(store, &sprint, head)) {
-            Ok(r) => r,
-            Err(e) => {
-                out.code = 2;
-                out.say(format!(
-                    "The verification gate could not run; completion remains blocked: {}",
-                    e.message
-                ));
-                return Ok(out);
-            }
-        };
+    let checked = SprintId::parse(&sprint).and_then(|s| Ok((gate::evaluate(store, &s, head)?, s)));
+    let (report, sprint) = match checked {
+        Ok(r) => r,
+        Err(e) => {
+            out.code = 2;
+            out.say(format!(
+                "The verification gate could not run; completion remains blocked: {}",
+                e.message
+            ));
+            return Ok(out);
+        }
+    };
     if report.done {
         if let Some(id) = session {
             agent::forget(store, id)?;
@@ -844,14 +846,14 @@ pub fn agent_stop(store: &Store, event: &str) -> Result<HookResult> {
         return Ok(out);
     };
     let evidence_tip = store
-        .ref_target(&format!("{}{sprint}", crate::store::refs::EVIDENCE))?
+        .ref_target(&Namespace::Evidence.name(&sprint))?
         .map(|t| t.to_string());
     let tree = store.tracked_tree().ok().map(|t| t.to_string());
-    let still = kept
-        .as_ref()
-        .is_some_and(|k| k.sprint == sprint && k.evidence_tip == evidence_tip && k.tree == tree);
+    let still = kept.as_ref().is_some_and(|k| {
+        sprint == k.sprint.as_str() && k.evidence_tip == evidence_tip && k.tree == tree
+    });
     let mut state = agent::Session {
-        sprint: sprint.clone(),
+        sprint: sprint.to_string(),
         blocks: 1,
         evidence_tip,
         tree,

@@ -319,7 +319,7 @@ fn contracts(a: ContractsArgs) -> Result<(String, Value)> {
             ))
         }
         Some(s) => {
-            contract::check_sprint(&s)?;
+            let s = contract::SprintId::parse(&s)?;
             let f = contract::find(&store, &s, a.version.as_deref())?;
             let ids: Vec<_> = f
                 .contract
@@ -344,8 +344,9 @@ fn contracts(a: ContractsArgs) -> Result<(String, Value)> {
 
 fn validate_tool(a: ValidateArgs) -> Result<(String, Value)> {
     let store = Store::discover()?;
-    let chosen = validate::Chosen::of(&store, &a.sprint, a.version.as_deref(), a.draft)?;
-    let target = chosen.target(&a.sprint);
+    let sprint = contract::SprintId::parse(&a.sprint)?;
+    let chosen = validate::Chosen::of(&store, &sprint, a.version.as_deref(), a.draft)?;
+    let target = chosen.target(&sprint);
     let report = validate::run(&store, &target, &mut |_| {})?;
     if let (false, Some(head)) = (a.no_note, store.head_commit()?) {
         store.note_append(

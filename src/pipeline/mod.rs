@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod handoff;
+pub mod merge;
 pub mod notify;
 
 use std::io::Write;
@@ -17,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::contract;
+use crate::contract::SprintId;
 use crate::error::{Error, Result};
 use crate::store::{self, refs, ObjectId, Store};
 use config::PipelineConfig;
@@ -25,7 +27,7 @@ use handoff::{Actor, HandoffMessage};
 pub const SCHEMA: &str = "rails-pipeline/v1";
 
 pub fn pipeline_ref(sprint: &str) -> String {
-    format!("{}{sprint}", refs::PIPELINE)
+    refs::Namespace::Pipeline.name(sprint)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -156,7 +158,7 @@ impl<F: FnMut(&str)> Progress for F {
 }
 
 /// Reads the state and the event history (oldest first).
-pub fn load(store: &Store, sprint: &str) -> Result<Option<(State, ObjectId)>> {
+pub fn load(store: &Store, sprint: &SprintId) -> Result<Option<(State, ObjectId)>> {
     let Some(tip) = store.ref_target(&pipeline_ref(sprint))? else {
         return Ok(None);
     };
@@ -176,7 +178,7 @@ pub fn load(store: &Store, sprint: &str) -> Result<Option<(State, ObjectId)>> {
 }
 
 /// Every event, oldest first, read from the chain.
-pub fn history(store: &Store, sprint: &str) -> Result<Vec<Event>> {
+pub fn history(store: &Store, sprint: &SprintId) -> Result<Vec<Event>> {
     let Some(tip) = store.ref_target(&pipeline_ref(sprint))? else {
         return Ok(Vec::new());
     };
@@ -227,10 +229,10 @@ impl Drop for RunLock {
 
 /// Takes the repository's pipeline lock without waiting, or refuses naming the holder: a
 /// second run must not queue silently behind a long one.
-pub fn take_lock(store: &Store, sprint: &str) -> Result<RunLock> {
-    let rel = "rails/locks/pipeline.lock";
-    let holder = store.common_dir().join("rails/locks/pipeline.holder");
-    let Some(lock) = store::try_lock(store.common_dir(), rel)? else {
+pub fn take_lock(store: &Store, sprint: &SprintId) -> Result<RunLock> {
+    let name = store::LockName::pipeline();
+    let holder = store.lock_path(&name).with_extension("holder");
+    let Some(lock) = store.try_lock(&name)? else {
         let who = std::fs::read_to_string(&holder).unwrap_or_default();
         let who = if who.trim().is_empty() {
             "holder unknown".to_string()
@@ -259,7 +261,7 @@ pub fn take_lock(store: &Store, sprint: &str) -> Result<RunLock> {
 /// Commits a new state with its event; returns the commit.
 fn commit(
     store: &Store,
-    sprint: &str,
+    sprint: &SprintId,
     tip: Option<ObjectId>,
     state: &mut State,
     mut event: Event,
@@ -303,7 +305,12 @@ fn commit(
 }
 
 /// The seed's message for an event, and whether it mentions the user.
-fn message_for(sprint: &str, e: &Event, state: &State, branch: Option<&str>) -> (String, bool) {
+fn message_for(
+    sprint: &SprintId,
+    e: &Event,
+    state: &State,
+    branch: Option<&str>,
+) -> (String, bool) {
     match (e.event.as_str(), e.to) {
         ("ERROR" | "TIMEOUT", to) if to == e.from => (
             format!(
@@ -366,7 +373,7 @@ fn message_for(sprint: &str, e: &Event, state: &State, branch: Option<&str>) -> 
 fn announce(
     store: &Store,
     bridge: &notify::Bridge,
-    sprint: &str,
+    sprint: &SprintId,
     state: &State,
     e: &Event,
     commit: ObjectId,
@@ -404,8 +411,7 @@ fn finish_notices(bridge: notify::Bridge, progress: &mut dyn Progress) {
 }
 
 /// Starts a new pipeline for `sprint` and runs it.
-pub fn run(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Result<State> {
-    contract::check_sprint(sprint)?;
+pub fn run(store: &Store, sprint: &SprintId, progress: &mut dyn Progress) -> Result<State> {
     let root = store.workdir()?.to_path_buf();
     let cfg = config::load_for(store, &root)?;
     let _lock = take_lock(store, sprint)?;
@@ -421,7 +427,7 @@ pub fn run(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Result<S
     }
     let mut state = State {
         schema: SCHEMA.into(),
-        sprint: sprint.into(),
+        sprint: sprint.to_string(),
         state: PState::Planning,
         attempts: 0,
         review_round: 0,
@@ -447,8 +453,7 @@ pub fn run(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Result<S
 
 /// Continues a pipeline from its last committed state (an escalated one goes back to the state
 /// it was escalated from, with fresh attempts).
-pub fn resume(store: &Store, sprint: &str, progress: &mut dyn Progress) -> Result<State> {
-    contract::check_sprint(sprint)?;
+pub fn resume(store: &Store, sprint: &SprintId, progress: &mut dyn Progress) -> Result<State> {
     let root = store.workdir()?.to_path_buf();
     let cfg = config::load_for(store, &root)?;
     let _lock = take_lock(store, sprint)?;
@@ -463,7 +468,7 @@ fn resume_locked(
     root: &Path,
     cfg: &PipelineConfig,
     bridge: &notify::Bridge,
-    sprint: &str,
+    sprint: &SprintId,
     progress: &mut dyn Progress,
 ) -> Result<State> {
     let Some((mut state, tip)) = load(store, sprint)? else {
@@ -501,11 +506,10 @@ fn resume_locked(
 /// Ends a pipeline with a reason.
 pub fn abort(
     store: &Store,
-    sprint: &str,
+    sprint: &SprintId,
     reason: &str,
     progress: &mut dyn Progress,
 ) -> Result<State> {
-    contract::check_sprint(sprint)?;
     let _lock = take_lock(store, sprint)?;
     let Some((mut state, tip)) = load(store, sprint)? else {
         return Err(Error::refused(format!("no pipeline for {sprint}"))
@@ -542,7 +546,7 @@ fn spawn_actor(
     root: &Path,
     cfg: &PipelineConfig,
     actor: Actor,
-    sprint: &str,
+    sprint: &SprintId,
     contract_id: &str,
     attempt: u32,
     stdin: &[u8],
@@ -551,7 +555,7 @@ fn spawn_actor(
     let attempt = attempt.to_string();
     let vars: [(&str, &std::ffi::OsStr); 5] = [
         ("role", actor.as_str().as_ref()),
-        ("sprint", sprint.as_ref()),
+        ("sprint", sprint.as_str().as_ref()),
         ("contract", contract_id.as_ref()),
         ("workdir", root.as_os_str()),
         ("attempt", attempt.as_ref()),
@@ -612,7 +616,7 @@ fn drive(
     root: &Path,
     cfg: &PipelineConfig,
     bridge: &notify::Bridge,
-    sprint: &str,
+    sprint: &SprintId,
     progress: &mut dyn Progress,
 ) -> Result<State> {
     loop {
@@ -739,7 +743,7 @@ fn drive(
 fn escalate(
     store: &Store,
     bridge: &notify::Bridge,
-    sprint: &str,
+    sprint: &SprintId,
     mut state: State,
     tip: ObjectId,
     actor: Actor,
@@ -767,7 +771,7 @@ fn escalate(
 fn transition_for(
     store: &Store,
     root: &Path,
-    sprint: &str,
+    sprint: &SprintId,
     state: &mut State,
     m: &HandoffMessage,
     cfg: &PipelineConfig,

@@ -15,6 +15,7 @@ pub mod config;
 pub mod facts;
 pub mod glob;
 pub mod location;
+pub mod merge;
 pub mod preset;
 pub mod progress;
 pub mod record;

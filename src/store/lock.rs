@@ -1,11 +1,78 @@
 //! Exclusive file locks (`fs2`) under the git common dir, shared by every worktree of a clone.
+//! Every lock has a [`LockName`], built here only: which writers exclude each other is decided
+//! in one file (a sync merging a ref takes the lock its local writer takes).
 
+use std::fmt::Display;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use fs2::FileExt;
 
+use super::refs::Record;
+use super::Store;
 use crate::error::{Context, Result};
+
+/// The name of one of the tools' locks: a file under the git common dir.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockName(String);
+
+impl LockName {
+    /// Held while a sprint's contract is frozen.
+    pub fn contract(sprint: impl Display) -> LockName {
+        LockName(format!("rails/locks/contract-{sprint}.lock"))
+    }
+    /// Held while a transition is appended to a sprint's evidence chain.
+    pub fn evidence(sprint: impl Display) -> LockName {
+        LockName(format!("rails/locks/evidence-{sprint}.lock"))
+    }
+    /// Held while a spar series is written (a round, a triage, a waiver).
+    pub fn series(series: impl Display) -> LockName {
+        LockName(format!("spar/locks/{series}.lock"))
+    }
+    /// The repository's one pipeline run.
+    pub fn pipeline() -> LockName {
+        LockName("rails/locks/pipeline.lock".into())
+    }
+    /// One sync of this clone at a time.
+    pub fn sync() -> LockName {
+        LockName("rails/locks/sync.lock".into())
+    }
+    /// The lock a local writer of the record ref holds, so a merge never races one (None when
+    /// its writers need none beyond the ref's compare-and-swap).
+    pub fn writer_of(record: Record<'_>) -> Option<LockName> {
+        match record {
+            Record::Evidence(sprint) => Some(LockName::evidence(sprint)),
+            Record::SparSeries(series) => Some(LockName::series(series)),
+            Record::Contract(_) | Record::Pipeline(_) | Record::Notes => None,
+        }
+    }
+    /// The lock file, relative to the git common dir.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+    /// The lock file in the clone whose git common dir is `common_dir`.
+    pub fn path(&self, common_dir: &Path) -> PathBuf {
+        common_dir.join(&self.0)
+    }
+}
+
+impl Store {
+    /// Takes the lock `name`; when another process holds it, `waiting` is called once and the
+    /// call blocks until it is free.
+    pub fn lock(&self, name: &LockName, waiting: impl FnOnce()) -> Result<Lock> {
+        lock(self.common_dir(), name.as_str(), waiting)
+    }
+
+    /// Takes the lock `name` if it is free; None when another process holds it.
+    pub fn try_lock(&self, name: &LockName) -> Result<Option<Lock>> {
+        try_lock(self.common_dir(), name.as_str())
+    }
+
+    /// Where the lock `name` lives in this clone.
+    pub fn lock_path(&self, name: &LockName) -> PathBuf {
+        name.path(self.common_dir())
+    }
+}
 
 /// A held lock; released when dropped (and by the OS when the process dies).
 #[derive(Debug)]
@@ -47,7 +114,7 @@ impl Drop for Lock {
 }
 
 /// Takes the exclusive lock `<common_dir>/<relative>` if it is free; None when another process
-/// holds it (nothing waits).
+/// holds it (nothing waits). Outside the store, use [`Store::try_lock`] with a [`LockName`].
 pub fn try_lock(common_dir: &Path, relative: &str) -> Result<Option<Lock>> {
     let path = common_dir.join(relative);
     let file = open(&path)?;
@@ -72,6 +139,7 @@ fn open(path: &Path) -> Result<File> {
 
 /// Takes the exclusive lock `<common_dir>/<relative>`, creating folders as needed. When another
 /// process holds it, `waiting` is called once and the call blocks until the lock is free.
+/// Outside the store, use [`Store::lock`] with a [`LockName`] (spar's last callers move to it).
 pub fn lock(common_dir: &Path, relative: &str, waiting: impl FnOnce()) -> Result<Lock> {
     let path = common_dir.join(relative);
     let file = open(&path)?;

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::contract::SprintId;
 use crate::error::Result;
 use crate::store::{refs, ObjectId, Store};
 
@@ -145,16 +146,7 @@ fn uncommitted_content(store: &Store, tip: ObjectId) -> Result<Vec<(String, Vec<
 
 /// Whether `path` is held by HEAD or the index now (it was tracked, then).
 fn committed_anywhere(store: &Store, path: &str) -> Result<bool> {
-    let tracked = store
-        .git(&["ls-files", "--cached", "--", path])
-        .unwrap_or_default();
-    if !tracked.trim().is_empty() {
-        return Ok(true);
-    }
-    let in_history = store
-        .git(&["log", "--all", "--format=%H", "-1", "--", path])
-        .unwrap_or_default();
-    Ok(!in_history.trim().is_empty())
+    Ok(store.is_in_index(path) || store.path_in_history(path))
 }
 
 /// Every check; findings empty means healthy.
@@ -162,12 +154,7 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
     let mut findings = Vec::new();
 
     // 1. Records that point at commits git does not keep.
-    let reachable: HashSet<String> = store
-        .git(&["rev-list", "--branches", "--tags", "--remotes"])
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect();
+    let reachable: HashSet<String> = store.commits_on_branches_tags_remotes();
     let mut seen = HashSet::new();
     for (what, hex) in referenced(store)? {
         if !seen.insert((what.clone(), hex.clone())) || reachable.contains(&hex) {
@@ -196,7 +183,6 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
 
     // 2. Lock files: git's ref locks (`<ref>.lock`, `packed-refs.lock`, reftable's
     //    `tables.list.lock`) left by a process that died, and a pipeline holder whose lock is free.
-    let common = store.common_dir().to_path_buf();
     for lock in store.lock_files() {
         let secs = lock.age.as_secs();
         let what = if lock.ours {
@@ -216,9 +202,10 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
             fix: format!("rm '{}'", lock.path.display()),
         });
     }
-    let holder = common.join("rails/locks/pipeline.holder");
+    let pipeline_lock = crate::store::LockName::pipeline();
+    let holder = store.lock_path(&pipeline_lock).with_extension("holder");
     if holder.exists() {
-        if let Ok(Some(_free)) = crate::store::try_lock(&common, "rails/locks/pipeline.lock") {
+        if let Ok(Some(_free)) = store.try_lock(&pipeline_lock) {
             findings.push(Finding {
                 kind: "stale-lock".into(),
                 what: format!(
@@ -256,6 +243,7 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
 
     // 4. Evidence chains that do not replay, and records that carry files no commit holds.
     for (sprint, tip) in store.refs_under(refs::EVIDENCE)? {
+        let sprint = SprintId::recorded(&sprint);
         let derived = crate::evidence::chain::derive_uncached(store, &sprint, tip)?;
         if let Some(what) = crate::evidence::chain::cache_disagrees(store, &sprint, &derived) {
             findings.push(Finding {
@@ -298,6 +286,7 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
     // 5. Gate reports kept for the current records that a fresh verdict contradicts (a
     //    file under rails/cache/gate written by hand: the local gate would believe it).
     for (sprint, _) in store.refs_under(refs::CONTRACTS)? {
+        let sprint = SprintId::recorded(&sprint);
         if let Some(what) = crate::evidence::kept::check(store, &sprint)? {
             findings.push(Finding {
                 kind: "kept-report".into(),

@@ -21,24 +21,21 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::error::{Context, Error, Result};
-use crate::store::{self, refs, ObjectId, Store};
+use crate::contract::SprintId;
+use crate::error::{Error, Result};
+use crate::store::refs::{self, Namespace, Record};
+use crate::store::{self, LockName, ObjectId, Store};
 use merge::{Rejected, Renamed, VersionSide};
 
 pub const SCHEMA: &str = "rails-sync/v1";
 
 /// Where fetched records are staged: `refs/rails-sync/<remote>/`.
 pub fn staging_prefix(remote: &str) -> String {
-    format!("refs/rails-sync/{remote}/")
+    refs::sync_staging(remote)
 }
 
 /// The record namespaces that travel, as (remote side, staged side under the prefix).
-const SPACES: [(&str, &str); 4] = [
-    ("refs/rails/*", "rails/*"),
-    ("refs/spar/*", "spar/*"),
-    ("refs/notes/rails*", "notes/rails*"),
-    ("refs/notes/spar*", "notes/spar*"),
-];
+const SPACES: [(&str, &str); 4] = refs::SYNC_SPACES;
 
 /// The fetch refspecs (no `+`) that stage the remote's records.
 pub fn fetch_refspecs(remote: &str) -> Vec<String> {
@@ -53,19 +50,13 @@ pub fn push_refspecs() -> Vec<String> {
 
 /// The local name of a staged ref.
 fn local_name(remote: &str, staged: &str) -> Option<String> {
-    let rest = staged.strip_prefix(&staging_prefix(remote))?;
-    let local = format!("refs/{rest}");
+    let local = refs::sync_local(remote, staged)?;
     is_record_ref(&local).then_some(local)
 }
 
 /// Whether a ref is one of the records that travel.
 pub fn is_record_ref(name: &str) -> bool {
-    name.starts_with(refs::CONTRACTS)
-        || name.starts_with(refs::EVIDENCE)
-        || name.starts_with(refs::PIPELINE)
-        || name.starts_with(refs::SPAR_SERIES)
-        || name == refs::NOTES_RAILS
-        || name == refs::NOTES_SPAR
+    Record::parse(name).is_some()
 }
 
 /// What happened to one ref.
@@ -200,36 +191,12 @@ fn check_remote(store: &Store, remote: &str) -> Result<()> {
     Ok(())
 }
 
-/// Runs git with `args`, returning (success, stdout, stderr).
-fn git(store: &Store, args: &[String]) -> Result<(bool, String, String)> {
-    let dir = store
-        .workdir()
-        .map(|p| p.to_path_buf())
-        .unwrap_or_else(|_| store.git_dir().to_path_buf());
-    let out = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .output()
-        .ctx(format!("running git {}", args.join(" ")))?;
-    Ok((
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    ))
-}
-
 /// Fetches the remote's records into the staging namespace.
 pub fn fetch(store: &Store, remote: &str) -> Result<()> {
     // --prune: a staged copy of a record the remote no longer has is dropped, so what is
     // compared below is what the remote holds now (a record deleted there is pushed back).
-    let mut args: Vec<String> = ["fetch", "--no-tags", "--no-write-fetch-head", "--prune"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    args.push(remote.to_string());
-    args.extend(fetch_refspecs(remote));
-    let (ok, _, err) = git(store, &args)?;
+    let fetched = store.fetch_refspecs(remote, &fetch_refspecs(remote))?;
+    let (ok, err) = (fetched.ok, fetched.stderr);
     if !ok {
         let rejected: Vec<&str> = err
             .lines()
@@ -259,17 +226,6 @@ pub fn fetch(store: &Store, remote: &str) -> Result<()> {
     Ok(())
 }
 
-/// The file lock a local writer of this ref holds, so a merge never races one.
-fn writer_lock(name: &str) -> Option<String> {
-    if let Some(s) = name.strip_prefix(refs::EVIDENCE) {
-        return Some(format!("rails/locks/evidence-{s}.lock"));
-    }
-    if let Some(s) = name.strip_prefix(refs::SPAR_SERIES) {
-        return Some(format!("spar/locks/{s}.lock"));
-    }
-    None
-}
-
 enum Reconciled {
     Done(RefResult),
     Conflict(RefResult, Conflict),
@@ -283,8 +239,11 @@ fn reconcile(
     theirs: ObjectId,
     report: &mut Report,
 ) -> Result<Reconciled> {
-    let _lock = match writer_lock(name) {
-        Some(rel) => Some(store::lock(store.common_dir(), &rel, || {})?),
+    let record = Record::parse(name)
+        .ok_or_else(|| Error::internal(format!("{name} is not a record ref")))?;
+    // The lock a local writer of this ref holds, so a merge never races one.
+    let _lock = match LockName::writer_of(record) {
+        Some(lock) => Some(store.lock(&lock, || {})?),
         None => None,
     };
     for _ in 0..20 {
@@ -297,7 +256,8 @@ fn reconcile(
         };
         // An evidence chain that does not replay is neither taken from the remote nor merged
         // into (and so never pushed): its state would be a summary nobody observed.
-        if let Some(sprint) = name.strip_prefix(refs::EVIDENCE) {
+        if let Record::Evidence(sprint) = record {
+            let sprint = &SprintId::recorded(sprint);
             for (side, tip) in [("the remote's", Some(theirs)), ("this clone's", ours)] {
                 let Some(tip) = tip else { continue };
                 if let Some(p) =
@@ -343,8 +303,8 @@ fn reconcile(
             continue;
         }
         // Diverged.
-        let merged = if let Some(sprint) = name.strip_prefix(refs::CONTRACTS) {
-            let (local, remote_side, shared) = merge::contract_sides(store, ours, theirs)?;
+        let merged = if let Record::Contract(sprint) = record {
+            let (local, remote_side, shared) = crate::contract::merge::sides(store, ours, theirs)?;
             let same =
                 |x: &VersionSide, y: &VersionSide| x.version == y.version && x.digest == y.digest;
             if local.len() == remote_side.len()
@@ -353,7 +313,7 @@ fn reconcile(
                 // The same contents frozen twice (two clones froze one committed draft): no
                 // conflict. The remote's commits win, since the remote cannot take ours without
                 // a rewrite; ours stay reachable under refs/rails-sync/kept/.
-                let kept = format!("refs/rails-sync/kept/contracts/{sprint}/{ours}");
+                let kept = refs::sync_kept_contract(sprint, ours);
                 store.cas_ref(&kept, ours, None, "sync: the same versions, frozen twice")?;
                 if store.cas_ref(
                     name,
@@ -383,16 +343,8 @@ fn reconcile(
                 result("conflict", Some(ours)),
                 conflict,
             ));
-        } else if let Some(sprint) = name.strip_prefix(refs::EVIDENCE) {
-            merge::evidence(store, name, sprint, ours, theirs)?
-        } else if let Some(sprint) = name.strip_prefix(refs::PIPELINE) {
-            merge::pipeline(store, name, sprint, ours, theirs)?
-        } else if let Some(series) = name.strip_prefix(refs::SPAR_SERIES) {
-            merge::series(store, series, ours, theirs)?
-        } else if name == refs::NOTES_RAILS || name == refs::NOTES_SPAR {
-            merge::notes(store, ours, theirs)?
         } else {
-            return Err(Error::internal(format!("{name} is not a record ref")));
+            merge::merge(store, name, record, ours, theirs)?
         };
         let mut trailers: Vec<(&str, String)> = vec![("Rails-Sync-Merge", theirs.to_string())];
         trailers.extend(merged.trailers.iter().cloned());
@@ -417,17 +369,12 @@ fn reconcile(
 /// Every local record ref with its tip.
 fn local_records(store: &Store) -> Result<BTreeMap<String, ObjectId>> {
     let mut out = BTreeMap::new();
-    for prefix in [
-        refs::CONTRACTS,
-        refs::EVIDENCE,
-        refs::PIPELINE,
-        refs::SPAR_SERIES,
-    ] {
-        for (rest, id) in store.refs_under(prefix)? {
-            out.insert(format!("{prefix}{rest}"), id);
+    for space in Namespace::TRAVELLING {
+        for (rest, id) in store.refs_under(space.prefix())? {
+            out.insert(space.name(rest), id);
         }
     }
-    for n in [refs::NOTES_RAILS, refs::NOTES_SPAR] {
+    for n in refs::TRAVELLING_NOTES {
         if let Some(id) = store.ref_target(n)? {
             out.insert(n.to_string(), id);
         }
@@ -463,7 +410,7 @@ fn finish(mut r: Report) -> Report {
 pub fn sync(store: &Store, opts: &Options<'_>, progress: &mut dyn FnMut(&str)) -> Result<Report> {
     let remote = opts.remote;
     check_remote(store, remote)?;
-    let _lock = store::lock(store.common_dir(), "rails/locks/sync.lock", || {
+    let _lock = store.lock(&LockName::sync(), || {
         progress("waiting for another sync of this clone to finish")
     })?;
     let mut report = Report {
@@ -510,7 +457,8 @@ pub fn sync(store: &Store, opts: &Options<'_>, progress: &mut dyn FnMut(&str)) -
             if conflicted.contains(name) {
                 continue;
             }
-            if let Some(sprint) = name.strip_prefix(refs::EVIDENCE) {
+            if let Some(sprint) = Namespace::Evidence.key_of(name) {
+                let sprint = &SprintId::recorded(sprint);
                 if let Some(p) = crate::evidence::chain::derive(store, sprint)?.problem {
                     report.conflicts.push(Conflict {
                         name: name.clone(),
@@ -560,28 +508,11 @@ pub fn sync(store: &Store, opts: &Options<'_>, progress: &mut dyn FnMut(&str)) -
             "pushing {} record ref(s) to {remote}",
             pushes.len()
         ));
-        let mut args: Vec<String> = vec![
-            "push".into(),
-            "--quiet".into(),
-            "--atomic".into(),
-            "--no-verify".into(),
-            "--porcelain".into(),
-        ];
-        for (name, _, theirs) in &pushes {
-            args.push(format!(
-                "--force-with-lease={name}:{}",
-                theirs.map(|t| t.to_string()).unwrap_or_default()
-            ));
-        }
-        args.push(remote.to_string());
-        for (name, tip, _) in &pushes {
-            args.push(format!("{tip}:{name}"));
-        }
-        let (ok, out, err) = git(store, &args)?;
+        let pushed = store.push_with_leases(remote, &pushes)?;
+        let (ok, out, err) = (pushed.ok, pushed.stdout, pushed.stderr);
         if ok {
-            let prefix = staging_prefix(remote);
             for (name, tip, theirs) in &pushes {
-                let staged_name = format!("{prefix}{}", &name["refs/".len()..]);
+                let staged_name = refs::sync_staged(remote, name);
                 let _ = store.cas_ref(&staged_name, *tip, *theirs, "sync: pushed")?;
                 report.pushed.push(name.clone());
             }
@@ -622,10 +553,11 @@ pub fn sync(store: &Store, opts: &Options<'_>, progress: &mut dyn FnMut(&str)) -
 /// draft (the content this clone froze) can then be frozen on top with `--bump`.
 pub fn keep_remote(store: &Store, remote: &str, sprint: &str) -> Result<(ObjectId, ObjectId)> {
     check_remote(store, remote)?;
-    crate::contract::check_sprint(sprint)?;
+    // The sprint is checked here, where it enters, after the remote (as it always was).
+    let sprint = &SprintId::parse(sprint)?;
     fetch(store, remote)?;
-    let name = format!("{}{sprint}", refs::CONTRACTS);
-    let staged_name = format!("{}rails/contracts/{sprint}", staging_prefix(remote));
+    let name = Namespace::Contracts.name(sprint);
+    let staged_name = refs::sync_staged(remote, &name);
     let theirs = store.ref_target(&staged_name)?.ok_or_else(|| {
         Error::refused(format!("{remote} has no frozen contract {sprint}"))
             .hint(format!("push yours with `git rails sync {remote}`"))
@@ -642,7 +574,7 @@ pub fn keep_remote(store: &Store, remote: &str, sprint: &str) -> Result<(ObjectI
         ))
         .hint(format!("run `git rails sync {remote}`")));
     }
-    let kept = format!("refs/rails-sync/kept/contracts/{sprint}/{ours}");
+    let kept = refs::sync_kept_contract(sprint, ours);
     store.cas_ref(&kept, ours, None, "sync: kept the superseded local chain")?;
     if !store.cas_ref(&name, theirs, Some(ours), "sync: keep the remote's chain")? {
         return Err(
@@ -658,18 +590,7 @@ pub fn keep_remote(store: &Store, remote: &str, sprint: &str) -> Result<(ObjectI
 /// plain `git push` carry them, without `+`. Returns the lines added (none when already set).
 pub fn setup(store: &Store, remote: &str) -> Result<Vec<String>> {
     check_remote(store, remote)?;
-    let existing = |key: &str| -> Result<Vec<String>> {
-        let (_, out, _) = git(
-            store,
-            &[
-                "config".into(),
-                "--local".into(),
-                "--get-all".into(),
-                key.to_string(),
-            ],
-        )?;
-        Ok(out.lines().map(str::to_string).collect())
-    };
+    let existing = |key: &str| store.local_config_all(key);
     let mut added = Vec::new();
     let fetch_key = format!("remote.{remote}.fetch");
     let have = existing(&fetch_key)?;
@@ -698,16 +619,8 @@ pub fn setup(store: &Store, remote: &str) -> Result<Vec<String>> {
 }
 
 fn add_config(store: &Store, key: &str, value: &str) -> Result<()> {
-    let (ok, _, err) = git(
-        store,
-        &[
-            "config".into(),
-            "--local".into(),
-            "--add".into(),
-            key.into(),
-            value.into(),
-        ],
-    )?;
+    let added = store.local_config_add(key, value)?;
+    let (ok, err) = (added.ok, added.stderr);
     if !ok {
         if let Some(e) = store.git_too_old() {
             return Err(e);

@@ -5,7 +5,7 @@
 use super::*;
 
 pub(super) fn cmd_bind(a: BindArgs) -> Result<Outcome> {
-    crate::contract::check_sprint(&a.sprint)?;
+    let sprint = crate::contract::SprintId::parse(&a.sprint)?;
     let store = Store::discover()?;
     let Some(branch) = store.current_branch()? else {
         return Err(
@@ -13,7 +13,7 @@ pub(super) fn cmd_bind(a: BindArgs) -> Result<Outcome> {
                 .hint("check out the sprint's branch and run `git rails contract bind` there"),
         );
     };
-    let frozen = crate::contract::newest(&store, &a.sprint)?;
+    let frozen = crate::contract::newest(&store, &sprint)?;
     store.set_config(&format!("branch.{branch}.railsSprint"), &a.sprint)?;
     outln!(
         "bound {} to branch {branch} (branch.{branch}.railsSprint)",
@@ -36,7 +36,7 @@ pub(super) fn cmd_generate(a: GenerateArgs) -> Result<Outcome> {
     let store = Store::discover()?;
     let root = store.workdir()?.to_path_buf();
     if let Some(s) = &a.sprint {
-        crate::contract::check_sprint(s)?;
+        crate::contract::SprintId::parse(s)?;
     }
     let doc = std::fs::read_to_string(&a.doc).map_err(|e| {
         Error::refused(format!(
@@ -107,10 +107,9 @@ pub(super) fn cmd_generate(a: GenerateArgs) -> Result<Outcome> {
 }
 
 pub(super) fn cmd_edit(a: EditArgs) -> Result<Outcome> {
-    crate::contract::check_sprint(&a.sprint)?;
+    let sprint = &crate::contract::SprintId::parse(&a.sprint)?;
     let store = Store::discover()?;
     let root = store.workdir()?.to_path_buf();
-    let sprint = &a.sprint;
     let path = crate::contract::draft_path(&root, sprint);
     let frozen = crate::contract::newest(&store, sprint)?;
     let existing = std::fs::read(&path).ok();
@@ -207,7 +206,7 @@ pub(super) fn run_editor(path: &std::path::Path) -> Result<()> {
 }
 
 pub(super) fn cmd_freeze(a: FreezeArgs) -> Result<Outcome> {
-    crate::contract::check_sprint(&a.sprint)?;
+    let sprint = crate::contract::SprintId::parse(&a.sprint)?;
     let store = Store::discover()?;
     if a.reason.len() != a.drop.len() && a.reason.len() != 1 {
         return Err(Error::usage(format!(
@@ -230,16 +229,16 @@ pub(super) fn cmd_freeze(a: FreezeArgs) -> Result<Outcome> {
                 .unwrap_or_default(),
         })
         .collect();
-    let f = crate::contract::freeze(&store, &a.sprint, a.bump, &drops)?;
+    let f = crate::contract::freeze(&store, &sprint, a.bump, &drops)?;
     if a.json {
         crate::cli::print_json(&crate::contract::frozen_json(&f))?;
     } else {
         outln!(
-            "froze {} {} as {} (refs/rails/contracts/{}); the draft is now read-only",
+            "froze {} {} as {} ({}); the draft is now read-only",
             f.sprint,
             f.version,
             short(&f.commit.to_string()),
-            f.sprint
+            crate::store::refs::Namespace::Contracts.name(&f.sprint)
         );
         for d in &f.dropped {
             outln!(
@@ -264,8 +263,9 @@ pub(super) fn short(id: &str) -> &str {
 
 pub(super) fn cmd_validate(a: ValidateArgs) -> Result<Outcome> {
     let store = Store::discover()?;
-    let chosen = validate::Chosen::of(&store, &a.sprint, a.version.as_deref(), a.draft)?;
-    let target = chosen.target(&a.sprint);
+    let sprint = crate::contract::SprintId::parse(&a.sprint)?;
+    let chosen = validate::Chosen::of(&store, &sprint, a.version.as_deref(), a.draft)?;
+    let target = chosen.target(&sprint);
     let json_out = a.json;
     let mut progress = |e: &validate::Entry| {
         let line = validate::entry_line(e);
@@ -310,9 +310,9 @@ pub(super) fn cmd_validate(a: ValidateArgs) -> Result<Outcome> {
 }
 
 pub(super) fn cmd_show(a: ShowArgs) -> Result<Outcome> {
-    crate::contract::check_sprint(&a.sprint)?;
+    let sprint = crate::contract::SprintId::parse(&a.sprint)?;
     let store = Store::discover()?;
-    let f = crate::contract::find(&store, &a.sprint, a.version.as_deref())?;
+    let f = crate::contract::find(&store, &sprint, a.version.as_deref())?;
     if a.json {
         crate::cli::print_json(&crate::contract::frozen_json(&f))?;
         return Ok(Outcome::Ok);
@@ -393,9 +393,9 @@ pub(super) fn cmd_show(a: ShowArgs) -> Result<Outcome> {
 }
 
 pub(super) fn cmd_history(a: HistoryArgs) -> Result<Outcome> {
-    crate::contract::check_sprint(&a.sprint)?;
+    let sprint = crate::contract::SprintId::parse(&a.sprint)?;
     let store = Store::discover()?;
-    let all = crate::contract::versions(&store, &a.sprint)?;
+    let all = crate::contract::versions(&store, &sprint)?;
     if all.is_empty() {
         return Err(
             Error::refused(format!("{} has no frozen contract", a.sprint)).hint(format!(

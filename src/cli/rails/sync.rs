@@ -3,6 +3,7 @@
 //! by `sync::Report::problem_lines`.
 
 use super::*;
+use crate::store::refs;
 
 /// What `hooks install` and `contract bind` do for the records to travel as the README says:
 /// the default remote's refspecs, as `git rails sync --setup` writes them (said on stderr). A
@@ -45,27 +46,34 @@ pub fn cmd_sync(a: SyncArgs, prog: &str) -> Result<Outcome> {
                 &json!({"schema": "rails-sync-setup/v1", "remote": remote, "added": added}),
             )?;
         } else if added.is_empty() {
-            outln!("{remote}: already set up; `git fetch {remote}` stages records under refs/rails-sync/{remote}/ and `git push {remote}` carries them");
+            outln!(
+                "{remote}: already set up; `git fetch {remote}` stages records under {} and `git push {remote}` carries them",
+                refs::sync_staging(&remote)
+            );
         } else {
             for l in &added {
                 outln!("added {l}");
             }
-            outln!("`git fetch {remote}` now stages records under refs/rails-sync/{remote}/; `git push {remote}` carries them (and still the current branch); merge with `git rails sync {remote}`");
+            outln!(
+                "`git fetch {remote}` now stages records under {}; `git push {remote}` carries them (and still the current branch); merge with `git rails sync {remote}`",
+                refs::sync_staging(&remote)
+            );
         }
         return Ok(Outcome::Ok);
     }
     if let Some(sprint) = &a.keep_remote {
         let (ours, theirs) = crate::sync::keep_remote(&store, &remote, sprint)?;
+        let kept = refs::sync_kept_contract(sprint, ours);
         let json_doc = json!({
             "schema": "rails-sync-keep/v1", "sprint": sprint, "remote": remote,
             "kept": theirs.to_string(), "superseded": ours.to_string(),
-            "supersededRef": format!("refs/rails-sync/kept/contracts/{sprint}/{ours}"),
+            "supersededRef": kept,
             "next": format!("git rails contract freeze {sprint} --bump"),
         });
         if a.json {
             crate::cli::print_json(&json_doc)?;
         } else {
-            outln!("{sprint}: now at {remote}'s versions ({theirs}); this clone's chain is kept at refs/rails-sync/kept/contracts/{sprint}/{ours}");
+            outln!("{sprint}: now at {remote}'s versions ({theirs}); this clone's chain is kept at {kept}");
             outln!("next: freeze this clone's content on top: git rails contract freeze {sprint} --bump");
         }
         return Ok(Outcome::Ok);

@@ -331,7 +331,8 @@ pub fn write_draft(
     force: bool,
     doc: &str,
 ) -> Result<Written, Error> {
-    let sprint = &generated.contract.sprint_id;
+    // A generated draft's id passed the schema's rules; checked again as the type needs.
+    let sprint = &crate::contract::SprintId::parse(&generated.contract.sprint_id)?;
     let path = crate::contract::draft_path(root, sprint);
     let frozen = crate::contract::newest(store, sprint)?;
     let mut next_version = None;
