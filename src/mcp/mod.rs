@@ -472,7 +472,7 @@ fn spar_show(a: SparShowArgs) -> Result<(String, Value)> {
         },
         None => (round::default_series(&store)?, None),
     };
-    round::check_series(&series_name)?;
+    crate::spar::ids::SeriesId::check(&series_name)?;
     let names = record::round_names(&store, &series_name)?;
     if names.is_empty() {
         return Err(

@@ -6,6 +6,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::facts;
+use super::vocab::Status;
 use crate::error::{Error, Result};
 use crate::store::{self, refs, ObjectId, Store};
 
@@ -470,7 +471,7 @@ pub fn replaced_in(
                 .as_array()
                 .map(|a| {
                     a.iter()
-                        .filter(|r| r["status"].as_str() == Some("completed"))
+                        .filter(|r| r["status"].as_str() == Some(Status::Completed.as_str()))
                         .collect()
                 })
                 .unwrap_or_default();

@@ -38,7 +38,7 @@ impl RoundView {
 pub fn parse_target(t: &str) -> Result<(String, String)> {
     match t.split_once(':') {
         Some((s, r)) if !s.is_empty() && !r.is_empty() => {
-            super::round::check_series(s)?;
+            super::ids::SeriesId::check(s)?;
             Ok((s.to_string(), r.to_string()))
         }
         _ => Err(Error::usage(format!(

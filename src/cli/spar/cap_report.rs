@@ -9,7 +9,7 @@ pub(super) fn cmd_cap_report(a: CapReportArgs) -> Result<Outcome> {
             a.format
         )));
     }
-    round::check_series(&a.series)?;
+    crate::spar::ids::SeriesId::check(&a.series)?;
     let store = Store::discover()?;
     if spar::record::series_tip(&store, &a.series)?.is_none() {
         return Err(

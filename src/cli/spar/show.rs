@@ -12,7 +12,7 @@ pub(super) fn cmd_show(a: ShowArgs) -> Result<Outcome> {
         },
         None => (round::default_series(&store)?, None),
     };
-    round::check_series(&series)?;
+    crate::spar::ids::SeriesId::check(&series)?;
     let names = spar::record::round_names(&store, &series)?;
     if names.is_empty() {
         return Err(Error::refused(format!("series {series} has no rounds"))

@@ -21,12 +21,12 @@
 //! no git access, so `spar run` and `spar record` (and the tests) share one implementation.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::ops::Bound;
 use std::str::FromStr;
 
-use super::classify::ParseValueError;
 use super::glob::CheckPaths;
+pub use super::vocab::LinkKind;
+use super::vocab::ParseValueError;
 
 mod copies;
 mod grammar;
@@ -74,51 +74,6 @@ impl Location {
     /// Whether the location could not be read (`location_unreadable`).
     pub fn is_unreadable(&self) -> bool {
         self.unreadable.is_some()
-    }
-}
-
-/// `link_kind` of a finding (the "review round §3" values).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LinkKind {
-    Rule,
-    Contract,
-    Criterion,
-    None,
-}
-
-impl LinkKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LinkKind::Rule => "rule",
-            LinkKind::Contract => "contract",
-            LinkKind::Criterion => "criterion",
-            LinkKind::None => "none",
-        }
-    }
-}
-
-impl fmt::Display for LinkKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for LinkKind {
-    type Err = ParseValueError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "rule" => Ok(LinkKind::Rule),
-            "contract" => Ok(LinkKind::Contract),
-            "criterion" => Ok(LinkKind::Criterion),
-            "none" => Ok(LinkKind::None),
-            _ => Err(ParseValueError::new(
-                "link_kind",
-                s,
-                &["rule", "contract", "criterion", "none"],
-            )),
-        }
     }
 }
 

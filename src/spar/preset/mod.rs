@@ -22,7 +22,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use super::config::{Preset, SelectedReviewer, Status};
+use super::config::{Preset, SelectedReviewer};
+use super::vocab::Status;
 
 /// The version check never takes longer than this (G19), and always fits the attempt's timeout.
 pub const VERSION_CHECK_LIMIT: Duration = Duration::from_secs(30);

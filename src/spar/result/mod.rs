@@ -20,9 +20,8 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::classify::{Answer, CheckImpact, Class, ParseValueError};
-use super::config::Angle;
-use super::location::LinkKind;
+use super::vocab::{Angle, Answer, CheckImpact, Class, LinkKind, ParseValueError};
+pub use super::vocab::{Confidence, Verdict};
 
 mod schema;
 mod strict;
@@ -97,103 +96,6 @@ impl fmt::Display for InvalidOutput {
 }
 
 impl std::error::Error for InvalidOutput {}
-
-/// `verdict` (G3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// Nothing the reviewer found blocks.
-    NoBlockingFindings,
-    /// Something the reviewer found blocks.
-    BlockingFindings,
-    /// Valid output, but the reviewer is recorded as `failed`.
-    CouldNotReview,
-}
-
-impl Verdict {
-    /// Every value, in the documented order.
-    pub const ALL: [Verdict; 3] = [
-        Verdict::NoBlockingFindings,
-        Verdict::BlockingFindings,
-        Verdict::CouldNotReview,
-    ];
-
-    /// The value as reviewers and records spell it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::NoBlockingFindings => "no_blocking_findings",
-            Verdict::BlockingFindings => "blocking_findings",
-            Verdict::CouldNotReview => "could_not_review",
-        }
-    }
-}
-
-impl fmt::Display for Verdict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Verdict {
-    type Err = ParseValueError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Verdict::ALL
-            .into_iter()
-            .find(|v| v.as_str() == s)
-            .ok_or_else(|| {
-                ParseValueError::new(
-                    "verdict",
-                    s,
-                    &[
-                        "no_blocking_findings",
-                        "blocking_findings",
-                        "could_not_review",
-                    ],
-                )
-            })
-    }
-}
-
-/// `confidence` of a finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Confidence {
-    High,
-    Medium,
-    Low,
-}
-
-impl Confidence {
-    /// Every value, in the documented order.
-    pub const ALL: [Confidence; 3] = [Confidence::High, Confidence::Medium, Confidence::Low];
-
-    /// The value as reviewers and records spell it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Confidence::High => "high",
-            Confidence::Medium => "medium",
-            Confidence::Low => "low",
-        }
-    }
-}
-
-impl fmt::Display for Confidence {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Confidence {
-    type Err = ParseValueError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Confidence::ALL
-            .into_iter()
-            .find(|c| c.as_str() == s)
-            .ok_or_else(|| ParseValueError::new("confidence", s, &["high", "medium", "low"]))
-    }
-}
 
 /// A finding as the reviewer gave it (G5), before its location and link are read (G7–G9).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

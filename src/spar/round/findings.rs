@@ -94,7 +94,7 @@ impl RoundContext {
                 link_kind: if link.confirmed {
                     link.kind.as_str().to_string()
                 } else {
-                    "none".into()
+                    LinkKind::None.as_str().into()
                 },
                 link: if link.confirmed {
                     link.link.clone()
@@ -145,7 +145,7 @@ pub(super) fn ledger_lines(findings: &[Finding]) -> Vec<Value> {
         .map(|f| {
             json!({
                 "finding": f.id,
-                "disposition": "auto_deferred",
+                "disposition": Disposition::AutoDeferred,
                 "reason": f.class_reason,
                 "at": now(),
             })

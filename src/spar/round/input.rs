@@ -191,8 +191,6 @@ pub(super) fn check_standpoints(
     Ok(())
 }
 
-pub const STAGES: [&str; 3] = ["plan", "plan-delta", "code"];
-
 /// A document given on the command line (G26).
 pub(super) struct ArgDocument {
     pub(super) doc: Document,
@@ -229,21 +227,6 @@ pub fn default_series(store: &Store) -> Result<String> {
             Error::usage("HEAD is detached, so no branch names the series")
                 .hint("name it with --series <name>"),
         ),
-    }
-}
-
-/// A series name must be one ref component.
-pub fn check_series(series: &str) -> Result<()> {
-    if series.len() > 100 {
-        return Err(Error::usage(format!(
-            "series {series:?} is too long: at most 100 characters"
-        )));
-    }
-    match crate::contract::schema::id_rule_broken(series) {
-        None => Ok(()),
-        Some(rule) => Err(Error::usage(format!(
-            "series {series:?} is not valid: {rule}"
-        ))),
     }
 }
 

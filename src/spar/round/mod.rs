@@ -12,14 +12,16 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Context, Error, Result};
 use crate::spar::classify::{self, FindingFacts};
-use crate::spar::config::{self, Angle, Config, Preset, SelectedReviewer, Status};
+use crate::spar::config::{self, Config, Preset, SelectedReviewer};
 use crate::spar::glob::CheckPaths;
-use crate::spar::location::{Copy, Document, EntryKind, LinkKind, Resolver};
+use crate::spar::ids::{RoundName, SeriesId};
+use crate::spar::location::{Copy, Document, EntryKind, Resolver};
 use crate::spar::preset;
 use crate::spar::progress;
 use crate::spar::record::{self as records, Finding, ReviewerRecord, Round};
 use crate::spar::result::{self, ResultContext};
 use crate::spar::summary;
+use crate::spar::vocab::{Angle, Disposition, LinkKind, Stage, Status};
 use crate::store::{self, refs, ObjectId, Store};
 
 mod execute;
@@ -79,17 +81,17 @@ pub struct RunOutcome {
 pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> Result<RunOutcome> {
     let root = store.workdir()?.to_path_buf();
     // Inputs first (G14–G27), in the order a person reads the command line.
-    let stage = req.stage.clone().unwrap_or_else(|| "code".into());
-    if !STAGES.contains(&stage.as_str()) {
+    let stage_text = req.stage.as_deref().unwrap_or("code");
+    let Some(stage) = Stage::parse(stage_text) else {
         return Err(Error::usage(format!(
-            "--stage {stage:?} is not one of plan, plan-delta, code"
+            "--stage {stage_text:?} is not one of plan, plan-delta, code"
         )));
-    }
+    };
     let series = match &req.series {
         Some(s) => s.clone(),
         None => default_series(store)?,
     };
-    check_series(&series)?;
+    SeriesId::check(&series)?;
     let mut cfg = Config::load(&config::Env::from_process(root.clone()))?;
     cfg.add_check_paths(&req.check_paths)?;
     let selected = config::select(&cfg, req.reviewers.as_deref(), &req.models, &req.efforts)?;
@@ -144,7 +146,7 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
         &cfg,
         &series,
         &crate::spar::series::RunProbe {
-            stage: &stage,
+            stage,
             base,
             head,
             dry_run: req.dry_run,
@@ -154,10 +156,10 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
     )?;
     let n = names
         .iter()
-        .filter(|r| r.rsplit_once('-').map(|(s, _)| s) == Some(stage.as_str()))
+        .filter(|r| RoundName::stage_of(r) == Some(stage.as_str()))
         .count()
         + 1;
-    let round_name = format!("{stage}-{n}");
+    let round_name = RoundName::numbered(stage, n).to_string();
 
     let workspace = match &out_dir {
         Some(d) => d.clone(),
@@ -176,7 +178,7 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
         store,
         &PacketInput {
             series: &series,
-            stage: &stage,
+            stage: stage.as_str(),
             base,
             head,
             angles: &angles,
@@ -292,8 +294,7 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
     for r in &runs {
         if let (Some(res), true) = (
             &r.result,
-            r.record.status == Status::Completed.as_str()
-                || r.record.status == Status::Failed.as_str(),
+            r.record.status == Status::Completed || r.record.status == Status::Failed,
         ) {
             findings.extend(ctx.findings(store, &r.record.name, res));
         }
@@ -307,7 +308,7 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
         schema: records::ROUND_SCHEMA.into(),
         series: series.clone(),
         round: round_name.clone(),
-        stage: stage.clone(),
+        stage: stage.as_str().to_string(),
         base: base.to_string(),
         head: head.to_string(),
         packet_sha256: packet_sha,
@@ -380,7 +381,7 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
                 if req.dry_run { "dry run" } else { "run" }
             ),
             trailers: vec![
-                ("Spar-Stage", stage.clone()),
+                ("Spar-Stage", stage.to_string()),
                 ("Spar-Head", head.to_string()),
             ],
             written: "round",
@@ -447,7 +448,7 @@ pub(super) fn settle_standpoints(round: &mut Round) {
             !round
                 .reviewers
                 .iter()
-                .any(|r| r.name == s.reviewer && r.status == Status::Completed.as_str())
+                .any(|r| r.name == s.reviewer && r.status == Status::Completed)
         })
         .map(|s| s.reviewer.clone())
         .collect();
@@ -542,10 +543,7 @@ pub(super) fn write_ending(
     if let Some(head) = e.note_on {
         store.note_append(refs::NOTES_SPAR, head, &summary_md)?;
     }
-    let pending = round
-        .reviewers
-        .iter()
-        .any(|r| r.status == Status::Pending.as_str());
+    let pending = round.reviewers.iter().any(|r| r.status == Status::Pending);
     let keep = e.keep || (pending && !e.dry_run);
     if !keep && e.workspace.exists() {
         let _ = make_writable_and_remove(e.workspace);

@@ -67,7 +67,7 @@ pub fn record_result(
     input: &RecordInput,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RecordOutcome> {
-    check_series(series)?;
+    SeriesId::check(series)?;
     let (option, file) = match input {
         RecordInput::Result(f) => ("--result", f),
         RecordInput::Transcript(f) => ("--transcript", f),
@@ -99,7 +99,7 @@ pub fn record_result(
     // A completed result is final: recording over it would let a clean result hide the
     // defects the first one found. Only a reviewer without a completed result takes one.
     let current = &round.reviewers[idx];
-    if current.status == Status::Completed.as_str() {
+    if current.status == Status::Completed {
         let found = records::load_findings(store, series, round_name)?
             .iter()
             .filter(|f| f.reviewer == reviewer)

@@ -7,9 +7,6 @@ use super::*;
 /// The series-level file of cap extensions (at the root of the series tree, beside `rounds/`).
 pub const EXTENSIONS_FILE: &str = "extensions.jsonl";
 
-/// The causes a `code` extension may name (G31), case-sensitive.
-pub const CODE_CAUSES: [&str; 5] = ["churn", "recurring", "unrelated", "hardening", "other"];
-
 /// One line of `extensions.jsonl`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Extension {
@@ -34,7 +31,7 @@ pub fn read_extensions(store: &Store, series: &str) -> Result<(Vec<u8>, Vec<Exte
         .iter()
         .enumerate()
     {
-        let stage = str_field(v, "stage").filter(|s| STAGES.contains(s));
+        let stage = str_field(v, "stage").filter(|s| Stage::parse(s).is_some());
         let by = v.get("by").and_then(Value::as_u64).filter(|b| *b >= 1);
         let (Some(stage), Some(by)) = (stage, by) else {
             return Err(bad(format!(
@@ -72,13 +69,13 @@ pub struct ExtendRequest {
 /// Checks an extension against G31 without touching the repository: usage errors for what is
 /// out of form, a refusal for a reason that is needed and missing.
 pub fn check_extension(req: &ExtendRequest) -> Result<Extension> {
-    check_series(&req.series)?;
-    if !STAGES.contains(&req.stage.as_str()) {
+    SeriesId::check(&req.series)?;
+    let Some(stage) = Stage::parse(&req.stage) else {
         return Err(Error::usage(format!(
             "--stage {:?} is not one of plan, plan-delta, code",
             req.stage
         )));
-    }
+    };
     let by = Some(req.by.as_str())
         .filter(|b| !b.is_empty() && b.bytes().all(|c| c.is_ascii_digit()))
         .and_then(|b| b.parse::<u64>().ok())
@@ -87,7 +84,7 @@ pub fn check_extension(req: &ExtendRequest) -> Result<Extension> {
             Error::usage(format!("--by {:?} must be an integer of 1 or more", req.by))
         })?;
     let reason = text(&req.reason);
-    if req.stage != "code" {
+    if stage != Stage::Code {
         if req.cause.is_some() || reason.is_some() {
             return Err(Error::usage(format!(
                 "a {} extension takes no --cause or --reason",
@@ -103,21 +100,20 @@ pub fn check_extension(req: &ExtendRequest) -> Result<Extension> {
         });
     }
     let cause = match req.cause.as_deref() {
-        Some(c) if CODE_CAUSES.contains(&c) => c.to_string(),
-        Some(c) => {
-            return Err(Error::usage(format!(
+        Some(c) => CodeCause::parse(c).ok_or_else(|| {
+            Error::usage(format!(
                 "--cause {c:?} is not one of {}",
-                CODE_CAUSES.join(", ")
-            )))
-        }
+                CodeCause::NAMES.join(", ")
+            ))
+        })?,
         None => {
             return Err(Error::usage(format!(
                 "a code extension needs --cause (one of {})",
-                CODE_CAUSES.join(", ")
+                CodeCause::NAMES.join(", ")
             )))
         }
     };
-    if reason.is_none() && (by >= 2 || cause == "other") {
+    if reason.is_none() && (by >= 2 || cause == CodeCause::Other) {
         return Err(Error::refused(format!(
             "a code extension {} needs --reason",
             if by >= 2 {
@@ -130,7 +126,7 @@ pub fn check_extension(req: &ExtendRequest) -> Result<Extension> {
     Ok(Extension {
         stage: req.stage.clone(),
         by,
-        cause: Some(cause),
+        cause: Some(cause.as_str().to_string()),
         reason,
         at: None,
     })
@@ -184,11 +180,11 @@ pub fn extend(
 }
 
 /// The configured cap of a stage.
-pub fn configured_cap(cfg: &Config, stage: &str) -> u64 {
+pub fn configured_cap(cfg: &Config, stage: Stage) -> u64 {
     match stage {
-        "plan" => cfg.caps.plan.value,
-        "plan-delta" => cfg.caps.plan_delta.value,
-        _ => cfg.caps.code.value,
+        Stage::Plan => cfg.caps.plan.value,
+        Stage::PlanDelta => cfg.caps.plan_delta.value,
+        Stage::Code => cfg.caps.code.value,
     }
 }
 
@@ -258,7 +254,7 @@ pub(super) fn reviewers_unfinished_in<'a>(
         any = true;
         prev.reviewers
             .iter()
-            .any(|p| p.name == n && p.status != "completed")
+            .any(|p| p.name == n && p.status != Status::Completed)
     });
     any && all
 }
@@ -272,7 +268,7 @@ pub fn stage_caps(store: &Store, cfg: &Config, series: &str) -> Result<Vec<Stage
         rounds.push(record::load_round(store, series, n)?);
     }
     let mut out = Vec::new();
-    for stage in STAGES {
+    for stage in Stage::ALL {
         let configured = configured_cap(cfg, stage);
         let exts: Vec<Extension> = extensions
             .iter()
@@ -306,7 +302,7 @@ pub fn stage_caps(store: &Store, cfg: &Config, series: &str) -> Result<Vec<Stage
         }
         let counted = listed.iter().filter(|r| r.counted).count() as u64;
         out.push(StageCaps {
-            stage: stage.to_string(),
+            stage: stage.as_str().to_string(),
             configured,
             extensions: exts,
             cap,
@@ -320,7 +316,7 @@ pub fn stage_caps(store: &Store, cfg: &Config, series: &str) -> Result<Vec<Stage
 
 /// What `git spar run` is about to do, as far as counting needs it.
 pub struct RunProbe<'a> {
-    pub stage: &'a str,
+    pub stage: Stage,
     pub base: ObjectId,
     pub head: ObjectId,
     pub dry_run: bool,
@@ -361,7 +357,7 @@ pub fn check_cap(store: &Store, cfg: &Config, series: &str, probe: &RunProbe<'_>
             return Ok(());
         }
     }
-    let cause = if probe.stage == "code" {
+    let cause = if probe.stage == Stage::Code {
         " --cause …"
     } else {
         ""

@@ -27,7 +27,7 @@ pub struct GateOutcome {
 pub(super) fn parse_target(t: &str) -> Result<(String, String)> {
     match t.split_once(':') {
         Some((s, r)) if !s.is_empty() && !r.is_empty() => {
-            check_series(s)?;
+            SeriesId::check(s)?;
             Ok((s.to_string(), r.to_string()))
         }
         _ => Err(Error::usage(format!(
@@ -219,13 +219,13 @@ pub(super) fn resolved_by_facts(
     };
     match f.in_force.get(id) {
         None => !blocking,
-        Some((disposition, of)) => match disposition.as_str() {
-            "duplicate" => match of {
+        Some((disposition, of)) => match Disposition::parse(disposition) {
+            Some(Disposition::Duplicate) => match of {
                 Some((r, of)) => resolved_by_facts(view, r, of, seen),
                 None => false,
             },
-            "fixed" | "rejected" | "deferred" | "answered" | "accepted" | "auto_deferred" => true,
-            _ => !blocking,
+            Some(_) => true,
+            None => !blocking,
         },
     }
 }
@@ -307,7 +307,7 @@ pub(super) fn decide_from_facts(
         let key = (*s, f.stage.as_str());
         let later = newest
             .get(&key)
-            .is_none_or(|(n, _)| round_number(r) >= round_number(n));
+            .is_none_or(|(n, _)| RoundName::number_of(r) >= RoundName::number_of(n));
         if later {
             newest.insert(key, (r, f));
         }
@@ -317,7 +317,7 @@ pub(super) fn decide_from_facts(
             reasons.push(format!("{s}:{r}: {e}"));
         }
         for (name, status) in &f.reviewers {
-            if status != "completed" && !f.waived.contains(name) {
+            if *status != Status::Completed && !f.waived.contains(name) {
                 reasons.push(format!(
                     "{s}:{r}: required reviewer {name} is {status} and not waived"
                 ));
@@ -523,9 +523,9 @@ pub(super) fn decide_reading_records(
     let mut newest: BTreeMap<(String, String), &Listed> = BTreeMap::new();
     for l in &listed {
         let key = (l.round.series.clone(), l.round.stage.clone());
-        let later = newest
-            .get(&key)
-            .is_none_or(|n| round_number(&l.round.round) >= round_number(&n.round.round));
+        let later = newest.get(&key).is_none_or(|n| {
+            RoundName::number_of(&l.round.round) >= RoundName::number_of(&n.round.round)
+        });
         if later {
             newest.insert(key, l);
         }
@@ -540,7 +540,7 @@ pub(super) fn decide_reading_records(
             }
         };
         for rev in &l.round.reviewers {
-            if rev.status != "completed" && !waived.contains(&rev.name) {
+            if rev.status != Status::Completed && !waived.contains(&rev.name) {
                 reasons.push(format!(
                     "{s}:{r}: required reviewer {} is {} and not waived",
                     rev.name, rev.status
@@ -566,7 +566,7 @@ pub(super) fn decide_reading_records(
             continue;
         }
         for f in l.findings.iter() {
-            if BLOCKING.contains(&f.class.as_str()) && !view.resolved(&r, &f.id, &mut Vec::new()) {
+            if Class::name_blocks(&f.class) && !view.resolved(&r, &f.id, &mut Vec::new()) {
                 open_count += 1;
                 reasons.push(format!(
                     "{s}:{r}: {} ({}) is open: {}",
@@ -639,11 +639,4 @@ pub(super) fn decide_reading_records(
         growth,
         uncovered,
     ))
-}
-
-/// The number of a round name `<stage>-<n>` (0 when it has none), so `code-10` follows `code-9`.
-pub(super) fn round_number(name: &str) -> u64 {
-    name.rsplit_once('-')
-        .and_then(|(_, n)| n.parse().ok())
-        .unwrap_or(0)
 }

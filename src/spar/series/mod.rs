@@ -17,8 +17,9 @@ use sha2::{Digest, Sha256};
 
 use super::config::Config;
 use super::facts;
+use super::ids::{RoundName, SeriesId};
 use super::record::{self, Finding, Round};
-use super::round::{check_series, STAGES};
+use super::vocab::{Class, CodeCause, Disposition, Stage, Status};
 use crate::error::{Context, Error, Result};
 use crate::store::{self, ObjectId, Store};
 
@@ -34,8 +35,9 @@ use self::gate_cache::*;
 pub use self::triage::*;
 pub use self::waive::*;
 
-/// The classes that block the gate until triaged.
-pub(crate) const BLOCKING: [&str; 2] = ["defect", "requirement-question"];
+/// The classes that block the gate until triaged, as recorded (for [`facts`]).
+pub(crate) const BLOCKING: [&str; 2] =
+    [Class::Defect.as_str(), Class::RequirementQuestion.as_str()];
 
 fn now() -> String {
     jiff::Timestamp::now().to_string()
@@ -185,28 +187,9 @@ mod tests {
     }
 
     #[test]
-    fn disposition_table() {
-        assert!(disposition_rule("fixed").unwrap().0.contains(&"hardening"));
-        assert!(!disposition_rule("duplicate").unwrap().0.contains(&"note"));
-        assert_eq!(
-            disposition_rule("answered").unwrap().0,
-            &["requirement-question"]
-        );
-        assert_eq!(disposition_rule("accepted").unwrap().0, &["defect"]);
-        assert!(disposition_rule("Fixed").is_none());
-        assert!(disposition_rule("auto_deferred").is_none());
-    }
-
-    #[test]
     fn text_options_are_trimmed() {
         assert_eq!(text(&Some("  a b ".into())), Some("a b".into()));
         assert_eq!(text(&Some(" \t ".into())), None);
         assert_eq!(text(&None), None);
-    }
-
-    #[test]
-    fn round_numbers_order_numerically() {
-        assert!(round_number("code-10") > round_number("code-9"));
-        assert_eq!(round_number("plan-delta-2"), 2);
     }
 }

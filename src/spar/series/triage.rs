@@ -69,7 +69,7 @@ pub fn triage_in_force(
     let mut out = HashMap::new();
     for e in entries {
         let shown = match &e.of {
-            Some((of_round, of)) if e.disposition == "duplicate" => {
+            Some((of_round, of)) if e.disposition == Disposition::Duplicate => {
                 format!("duplicate of {of_round}:{of}")
             }
             _ => e.disposition.clone(),
@@ -151,18 +151,16 @@ impl<'a> Series<'a> {
         let Some(f) = state.findings.iter().find(|f| f.id == id) else {
             return false;
         };
-        let blocking = BLOCKING.contains(&f.class.as_str());
+        let blocking = Class::name_blocks(&f.class);
         match state.in_force.get(id).cloned() {
             None => !blocking,
-            Some(e) => match e.disposition.as_str() {
-                "duplicate" => match e.of {
+            Some(e) => match Disposition::parse(&e.disposition) {
+                Some(Disposition::Duplicate) => match e.of {
                     Some((r, of)) => self.resolved(&r, &of, seen),
                     None => false,
                 },
-                "fixed" | "rejected" | "deferred" | "answered" | "accepted" | "auto_deferred" => {
-                    true
-                }
-                _ => !blocking,
+                Some(_) => true,
+                None => !blocking,
             },
         }
     }
@@ -184,40 +182,18 @@ pub struct TriageRequest {
     pub commit: Option<String>,
 }
 
-/// The disposition table of spec.md: the classes each disposition is allowed for, and the
-/// options it needs (`--commit` is optional for `fixed` only).
-pub(super) fn disposition_rule(
-    d: &str,
-) -> Option<(&'static [&'static str], &'static [&'static str])> {
-    Some(match d {
-        "fixed" => (
-            &["defect", "hardening"],
-            &["--failed-before", "--passed-after"],
-        ),
-        "duplicate" => (&["defect", "hardening", "requirement-question"], &["--of"]),
-        "rejected" => (
-            &["defect", "hardening", "requirement-question"],
-            &["--evidence"],
-        ),
-        "deferred" => (
-            &["defect", "hardening", "requirement-question"],
-            &["--to", "--user-quote"],
-        ),
-        "answered" => (&["requirement-question"], &["--user-quote"]),
-        "accepted" => (&["defect"], &["--user-quote"]),
-        _ => return None,
-    })
-}
-
 /// Records a disposition in the round's `ledger.jsonl` (one commit). Every check happens
 /// under the series lock on records read after taking it; any refusal writes nothing.
 pub fn triage(store: &Store, req: &TriageRequest, progress: &mut dyn FnMut(&str)) -> Result<Value> {
-    check_series(&req.series)?;
+    SeriesId::check(&req.series)?;
     let series = req.series.as_str();
-    let Some((classes, needs)) = disposition_rule(&req.disposition) else {
+    let Some((disposition, (classes, needs))) =
+        Disposition::parse(&req.disposition).and_then(|d| Some((d, d.rule()?)))
+    else {
         return Err(Error::refused(format!(
-            "disposition {:?} is not one of fixed, duplicate, rejected, deferred, answered, accepted",
-            req.disposition
+            "disposition {:?} is not one of {}",
+            req.disposition,
+            Disposition::TRIAGE.map(Disposition::as_str).join(", ")
         )));
     };
     let given: Vec<(&str, Option<String>)> = vec![
@@ -246,7 +222,7 @@ pub fn triage(store: &Store, req: &TriageRequest, progress: &mut dyn FnMut(&str)
         .iter()
         .filter(|(k, v)| v.is_some() && !needs.contains(k))
         .map(|(k, _)| *k)
-        .chain((req.commit.is_some() && req.disposition != "fixed").then_some("--commit"))
+        .chain((req.commit.is_some() && disposition != Disposition::Fixed).then_some("--commit"))
         .collect();
     if !extra.is_empty() {
         return Err(Error::refused(format!(
@@ -276,13 +252,14 @@ pub fn triage(store: &Store, req: &TriageRequest, progress: &mut dyn FnMut(&str)
         ))
         .hint(format!("see `git spar show {series}:{}`", req.round)));
     };
-    if !classes.contains(&finding.class.as_str()) {
+    if !Class::parse(&finding.class).is_some_and(|c| classes.contains(&c)) {
+        let allowed: Vec<&str> = classes.iter().map(|c| c.as_str()).collect();
         return Err(Error::refused(format!(
             "{} is a {}; {} is allowed for {} only",
             finding.id,
             finding.class,
             req.disposition,
-            classes.join(", ")
+            allowed.join(", ")
         )));
     }
     let (ledger_bytes, _) = read_ledger(store, series, &req.round)

@@ -45,7 +45,7 @@ pub fn waive(
     user_quote: &Option<String>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Value> {
-    check_series(series)?;
+    SeriesId::check(series)?;
     let Some(quote) = text(user_quote) else {
         return Err(Error::refused(
             "waive needs --user-quote: the user's words agreeing to go on without this reviewer",
@@ -60,7 +60,7 @@ pub fn waive(
             names.join(", ")
         )));
     };
-    if rev.status == "completed" {
+    if rev.status == Status::Completed {
         return Err(Error::refused(format!(
             "{series}: round {round}: {reviewer} completed; only a reviewer that did not complete can be waived"
         )));
