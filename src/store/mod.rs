@@ -11,6 +11,7 @@ mod atomic;
 mod lock;
 mod refdb;
 mod reftable;
+mod review;
 
 pub use atomic::{atomic_write, atomic_write_mode, cache_write};
 pub use lock::{lock, try_lock, Lock};

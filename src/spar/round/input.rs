@@ -253,15 +253,9 @@ pub(super) fn check_out_dir(out: &Path) -> Result<PathBuf> {
             // The folder does not exist yet: ask about it as a folder, so `out/` patterns match.
             let mut as_dir = rel.as_os_str().to_owned();
             as_dir.push("/");
-            let status = std::process::Command::new("git")
-                .args(["check-ignore", "-q", "--"])
-                .arg(&as_dir)
-                .current_dir(&d)
-                .status()
-                .ctx("running git check-ignore")?;
-            match status.code() {
-                Some(0) => {}
-                Some(1) => {
+            match Store::ignores(&d, &as_dir)? {
+                Some(true) => {}
+                Some(false) => {
                     return Err(Error::refused(format!(
                         "--out {}: it is inside the git repository {} and not ignored there",
                         out.display(),
@@ -269,7 +263,7 @@ pub(super) fn check_out_dir(out: &Path) -> Result<PathBuf> {
                     ))
                     .hint("choose a folder outside the repository, or one its .gitignore ignores"))
                 }
-                _ => {
+                None => {
                     return Err(Error::refused(format!(
                         "--out {}: git cannot tell whether {} ignores it",
                         out.display(),

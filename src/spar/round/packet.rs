@@ -55,9 +55,8 @@ pub(super) fn fenced(text: &str) -> String {
 
 /// `packet.md`: what every reviewer gets.
 pub(super) fn render_packet(store: &Store, p: &PacketInput<'_>) -> Result<String> {
-    let range = format!("{}..{}", p.base, p.head);
-    let stat = store.git(&["diff", "--no-color", "--no-ext-diff", "--stat", &range])?;
-    let diff = store.git(&["diff", "--no-color", "--no-ext-diff", &range])?;
+    let stat = store.review_diff_stat(p.base, p.head)?;
+    let diff = store.review_diff(p.base, p.head)?;
     let mut s = format!(
         "# Review packet: {} ({})\n\n- base: {}\n- head: {}\n\nYou review the change from base to head. The copies are read-only: `base/` and `head/` in your workspace. Read them, and nothing outside the workspace.\n\n",
         p.series, p.stage, p.base, p.head

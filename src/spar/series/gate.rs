@@ -86,22 +86,16 @@ pub(super) fn check_gate_out(
         }
         if d.join(".git").exists() {
             let rel = abs.strip_prefix(&d).unwrap_or(&abs);
-            let status = std::process::Command::new("git")
-                .args(["check-ignore", "-q", "--"])
-                .arg(rel)
-                .current_dir(&d)
-                .status()
-                .ctx("running git check-ignore")?;
-            match status.code() {
-                Some(0) => {}
-                Some(1) => {
+            match Store::ignores(&d, rel.as_os_str())? {
+                Some(true) => {}
+                Some(false) => {
                     return Err(Error::refused(format!(
                         "--out {shown}: it is inside the git repository {} and not ignored there (or tracked)",
                         d.display()
                     ))
                     .hint("choose a file outside the repository, or one its .gitignore ignores"))
                 }
-                _ => {
+                None => {
                     return Err(Error::refused(format!(
                         "--out {shown}: git cannot tell whether {} ignores it",
                         d.display()
