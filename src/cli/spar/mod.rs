@@ -432,6 +432,51 @@ pub fn run(cli: SparCli) -> Result<Outcome> {
     }
 }
 
+/// Progress on stderr: lines as they come, and on a terminal the reviewers' board redrawn in
+/// place.
+struct StderrReporter {
+    live: bool,
+    /// How many board lines are on the screen, to move up over them.
+    drawn: usize,
+}
+
+impl StderrReporter {
+    fn new() -> StderrReporter {
+        use std::io::IsTerminal;
+        StderrReporter {
+            live: std::io::stderr().is_terminal(),
+            drawn: 0,
+        }
+    }
+}
+
+impl spar::progress::Reporter for StderrReporter {
+    fn line(&mut self, text: &str) {
+        eprintln!("{text}");
+    }
+
+    fn live(&self) -> bool {
+        self.live
+    }
+
+    fn board(&mut self, lines: &[String]) {
+        use std::io::Write;
+        let mut s = String::new();
+        if self.drawn > 0 {
+            s.push_str(&format!("\x1b[{}A", self.drawn));
+        }
+        for l in lines {
+            s.push_str("\x1b[2K");
+            s.push_str(l);
+            s.push('\n');
+        }
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(s.as_bytes());
+        let _ = err.flush();
+        self.drawn = lines.len();
+    }
+}
+
 /// The output format asked with `--format` (or `--json`), one of `allowed`.
 fn output_format(format: Option<&str>, json: bool, allowed: &[&str]) -> Result<String> {
     let f = format.unwrap_or(if json { "json" } else { "text" });

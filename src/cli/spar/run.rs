@@ -30,7 +30,7 @@ pub(super) fn cmd_run(a: RunArgs) -> Result<Outcome> {
         decisions,
         standpoints,
     };
-    let mut progress = |l: &str| eprintln!("{l}");
+    let mut progress = StderrReporter::new();
     let out = round::run(&store, &req, &mut progress)?;
     let r = &out.round;
     if a.json {

@@ -217,24 +217,23 @@ pub(super) fn run_reviewer(
     check_into(rec, &text, holding, r.stdout_tail, r.stderr_tail, finish)
 }
 
-/// Runs the reviewers in parallel. On a terminal (`stderr`, and `NO_COLOR`-free or not, the
-/// lines carry no colour) one line per reviewer shows its state and elapsed time; elsewhere
-/// `progress` gets one line per event: `spar: <round>: <reviewer>: <event>`.
+/// Runs the reviewers in parallel. When the reporter is live (a terminal; the lines carry no
+/// colour) its board shows one line per reviewer with its state and elapsed time; elsewhere it
+/// gets one line per event: `spar: <round>: <reviewer>: <event>`.
 pub(super) fn run_parallel<'h>(
     selected: &[SelectedReviewer],
     given: &[String],
     workspace: &Path,
     round_name: &str,
     holding: impl Fn(&SelectedReviewer) -> Holding<'h>,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn progress::Reporter,
 ) -> Vec<ReviewerRun> {
-    use std::io::IsTerminal;
     use std::sync::mpsc;
     enum Msg {
         Event(String),
         Done(String),
     }
-    let live = std::io::stderr().is_terminal();
+    let live = progress.live();
     let (tx, rx) = mpsc::channel::<(usize, Msg)>();
     std::thread::scope(|scope| {
         let handles: Vec<_> = selected
@@ -258,7 +257,7 @@ pub(super) fn run_parallel<'h>(
         let names: Vec<&str> = selected.iter().map(|s| s.name()).collect();
         let mut board = progress::Board::new(&names);
         if live {
-            board.draw();
+            progress.board(&board.render());
         }
         loop {
             match rx.recv_timeout(Duration::from_secs(1)) {
@@ -272,7 +271,7 @@ pub(super) fn run_parallel<'h>(
                         if short.len() < e.len() {
                             short.push('…');
                         }
-                        progress(&format!("spar: {round_name}: {}: {short}", names[i]));
+                        progress.line(&format!("spar: {round_name}: {}: {short}", names[i]));
                     }
                 }
                 Ok((i, Msg::Done(status))) => board.done(i, &status),
@@ -280,11 +279,11 @@ pub(super) fn run_parallel<'h>(
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
             if live {
-                board.draw();
+                progress.board(&board.render());
             }
         }
         if live {
-            board.draw();
+            progress.board(&board.render());
         }
         handles
             .into_iter()

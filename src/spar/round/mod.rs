@@ -78,7 +78,11 @@ pub struct RunOutcome {
 }
 
 /// Runs a round. Every input is checked before any reviewer starts or anything is written.
-pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> Result<RunOutcome> {
+pub fn run(
+    store: &Store,
+    req: &RunRequest,
+    progress: &mut dyn progress::Reporter,
+) -> Result<RunOutcome> {
     let root = store.workdir()?.to_path_buf();
     // Inputs first (G14–G27), in the order a person reads the command line.
     let stage_text = req.stage.as_deref().unwrap_or("code");
@@ -134,7 +138,7 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
         store.common_dir(),
         &format!("spar/locks/{series}.lock"),
         || {
-            progress(&format!(
+            progress.line(&format!(
                 "spar: waiting for another write of {series} to finish"
             ))
         },
@@ -243,7 +247,7 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
             .collect()
     } else {
         for s in &selected {
-            progress(&format!(
+            progress.line(&format!(
                 "spar: {round_name}: {} ({}) started",
                 s.name(),
                 s.preset().as_str()
@@ -264,7 +268,7 @@ pub fn run(store: &Store, req: &RunRequest, progress: &mut dyn FnMut(&str)) -> R
             progress,
         );
         for r in &results {
-            progress(&format!(
+            progress.line(&format!(
                 "spar: {round_name}: {} {}{}",
                 r.record.name,
                 r.record.status,
