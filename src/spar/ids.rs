@@ -58,6 +58,20 @@ impl std::ops::Deref for SeriesId {
     }
 }
 
+/// Parses `<series>:<round>` as `gate`, `report` and `show` name a round (a usage error
+/// otherwise: it is not a round at all).
+pub fn parse_target(t: &str) -> Result<(String, String)> {
+    match t.split_once(':') {
+        Some((s, r)) if !s.is_empty() && !r.is_empty() => {
+            SeriesId::check(s)?;
+            Ok((s.to_string(), r.to_string()))
+        }
+        _ => Err(Error::usage(format!(
+            "{t:?} is not <series>:<round> (e.g. my-branch:code-1)"
+        ))),
+    }
+}
+
 /// The name of a round in its series: `<stage>-<n>` as `git spar run` names it. A round
 /// named otherwise (a hand-made record) is still readable; it has no number.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

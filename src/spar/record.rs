@@ -312,6 +312,16 @@ pub fn parse_findings(series: &str, round: &str, bytes: &[u8]) -> Result<Vec<Fin
     })
 }
 
+/// Every series of the repository with its round names (`git spar list`).
+pub fn series_rounds(store: &Store) -> Result<Vec<(String, Vec<String>)>> {
+    let mut rows = Vec::new();
+    for (name, _) in store.refs_under(refs::SPAR_SERIES)? {
+        let rounds = round_names(store, &name)?;
+        rows.push((name, rounds));
+    }
+    Ok(rows)
+}
+
 /// Writes files under `rounds/<round>/` as one commit on the series ref (compare-and-swap from
 /// `expected`). Returns None when another writer moved the ref first.
 pub fn write_round(

@@ -125,6 +125,18 @@ string_enum!(
     }
 );
 
+impl Stage {
+    /// Reads `--stage` (a usage error when it is not a stage).
+    pub fn from_option(stage: &str) -> crate::error::Result<Stage> {
+        Stage::parse(stage).ok_or_else(|| {
+            crate::error::Error::usage(format!(
+                "--stage {stage:?} is not one of {}",
+                Stage::NAMES.join(", ")
+            ))
+        })
+    }
+}
+
 string_enum!(
     /// One of the five review angles, in their fixed order.
     #[derive(PartialOrd, Ord)]

@@ -9,17 +9,9 @@ pub(super) fn cmd_cap_report(a: CapReportArgs) -> Result<Outcome> {
             a.format
         )));
     }
-    crate::spar::ids::SeriesId::check(&a.series)?;
+    let series_id = SeriesId::new(&a.series)?;
     let store = Store::discover()?;
-    if spar::record::series_tip(&store, &a.series)?.is_none() {
-        return Err(
-            Error::refused(format!("series {} does not exist", a.series))
-                .hint("see `git spar list`"),
-        );
-    }
-    let root = store.workdir()?.to_path_buf();
-    let cfg = spar::config::Config::load(&spar::config::Env::from_process(root))?;
-    let caps = series::stage_caps(&store, &cfg, &a.series)?;
+    let caps = series::cap_report(&store, &series_id)?;
     if a.format == "json" {
         crate::cli::print_json(&series::caps_json(&a.series, &caps))?;
     } else {

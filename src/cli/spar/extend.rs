@@ -4,7 +4,7 @@ use super::*;
 
 pub(super) fn cmd_extend(a: ExtendArgs) -> Result<Outcome> {
     let req = series::ExtendRequest {
-        series: a.series,
+        series: SeriesId::new(&a.series)?,
         stage: a.stage,
         by: a.by,
         cause: a.cause,

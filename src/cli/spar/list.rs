@@ -4,11 +4,7 @@ use super::*;
 
 pub(super) fn cmd_list(a: ListArgs) -> Result<Outcome> {
     let store = Store::discover()?;
-    let series = store.refs_under(crate::store::refs::SPAR_SERIES)?;
-    let mut rows = Vec::new();
-    for (name, _) in series {
-        rows.push((name.clone(), spar::record::round_names(&store, &name)?));
-    }
+    let rows = spar::record::series_rounds(&store)?;
     if a.json {
         crate::cli::print_json(&json!({
             "schema": "spar-list/v1",

@@ -5,20 +5,21 @@ use super::*;
 pub(super) fn cmd_record(a: RecordArgs) -> Result<Outcome> {
     let store = Store::discover()?;
     let mut progress = |l: &str| eprintln!("{l}");
+    let input = match (a.result, a.transcript) {
+        (Some(f), _) => round::RecordInput::Result(f),
+        (None, Some(f)) => round::RecordInput::Transcript(f),
+        (None, None) => {
+            return Err(crate::error::Error::usage(
+                "give --result F or --transcript F",
+            ))
+        }
+    };
     let out = round::record_result(
         &store,
-        &a.series,
+        &SeriesId::new(&a.series)?,
         &a.round,
         &a.reviewer,
-        &match (a.result, a.transcript) {
-            (Some(f), _) => round::RecordInput::Result(f),
-            (None, Some(f)) => round::RecordInput::Transcript(f),
-            (None, None) => {
-                return Err(crate::error::Error::usage(
-                    "give --result F or --transcript F",
-                ))
-            }
-        },
+        &input,
         &mut progress,
     )?;
     if a.json {

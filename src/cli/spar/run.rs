@@ -12,12 +12,14 @@ pub(super) fn cmd_run(a: RunArgs) -> Result<Outcome> {
         .map(|s| round::parse_standpoint(s))
         .collect::<Result<Vec<_>>>()?;
     let store = Store::discover()?;
+    let stage = a.stage.as_deref().map(Stage::from_option).transpose()?;
+    let series = a.series.as_deref().map(SeriesId::new).transpose()?;
     let base_arg = a.base.clone();
     let req = round::RunRequest {
         base: a.base,
         head: a.head,
-        stage: a.stage,
-        series: a.series,
+        stage,
+        series,
         reviewers: a.reviewers,
         models: a.models,
         efforts: a.efforts,

@@ -5,23 +5,7 @@ use super::*;
 pub(super) fn cmd_show(a: ShowArgs) -> Result<Outcome> {
     let format = output_format(a.format.as_deref(), a.json, &["text", "json", "sarif"])?;
     let store = Store::discover()?;
-    let (series, round_name) = match &a.target {
-        Some(t) => match t.split_once(':') {
-            Some((s, r)) => (s.to_string(), Some(r.to_string())),
-            None => (t.clone(), None),
-        },
-        None => (round::default_series(&store)?, None),
-    };
-    crate::spar::ids::SeriesId::check(&series)?;
-    let names = spar::record::round_names(&store, &series)?;
-    if names.is_empty() {
-        return Err(Error::refused(format!("series {series} has no rounds"))
-            .hint("run one with `git spar run --base <rev>`"));
-    }
-    let shown: Vec<String> = match round_name {
-        Some(r) => vec![r],
-        None => names.clone(),
-    };
+    let (series, shown) = view::show_target(&store, a.target.as_deref())?;
     if format == "sarif" {
         let mut views = Vec::new();
         for r in &shown {

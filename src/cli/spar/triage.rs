@@ -5,7 +5,7 @@ use super::*;
 pub(super) fn cmd_triage(a: TriageArgs) -> Result<Outcome> {
     let store = Store::discover()?;
     let req = series::TriageRequest {
-        series: a.series,
+        series: SeriesId::new(&a.series)?,
         round: a.round,
         finding: a.finding,
         disposition: a.disposition,

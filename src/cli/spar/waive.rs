@@ -7,7 +7,7 @@ pub(super) fn cmd_waive(a: WaiveArgs) -> Result<Outcome> {
     let mut progress = |l: &str| eprintln!("{l}");
     let entry = series::waive(
         &store,
-        &a.series,
+        &SeriesId::new(&a.series)?,
         &a.round,
         &a.reviewer,
         &a.user_quote,

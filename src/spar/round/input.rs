@@ -220,9 +220,9 @@ pub(super) fn read_document(root: &Path, path: &Path, what: &str) -> Result<ArgD
 }
 
 /// The default series: the current branch, `/` replaced by `-`.
-pub fn default_series(store: &Store) -> Result<String> {
+pub fn default_series(store: &Store) -> Result<SeriesId> {
     match store.current_branch()? {
-        Some(b) => Ok(b.replace('/', "-")),
+        Some(b) => SeriesId::new(&b.replace('/', "-")),
         None => Err(
             Error::usage("HEAD is detached, so no branch names the series")
                 .hint("name it with --series <name>"),

@@ -41,8 +41,10 @@ pub use self::record::*;
 pub struct RunRequest {
     pub base: String,
     pub head: Option<String>,
-    pub stage: Option<String>,
-    pub series: Option<String>,
+    /// `--stage`, read by [`Stage::from_option`]; `code` when not given.
+    pub stage: Option<Stage>,
+    /// `--series`; the current branch's series when not given.
+    pub series: Option<SeriesId>,
     pub reviewers: Option<String>,
     pub models: Vec<String>,
     pub efforts: Vec<String>,
@@ -85,17 +87,11 @@ pub fn run(
 ) -> Result<RunOutcome> {
     let root = store.workdir()?.to_path_buf();
     // Inputs first (G14–G27), in the order a person reads the command line.
-    let stage_text = req.stage.as_deref().unwrap_or("code");
-    let Some(stage) = Stage::parse(stage_text) else {
-        return Err(Error::usage(format!(
-            "--stage {stage_text:?} is not one of plan, plan-delta, code"
-        )));
-    };
+    let stage = req.stage.unwrap_or(Stage::Code);
     let series = match &req.series {
         Some(s) => s.clone(),
         None => default_series(store)?,
     };
-    SeriesId::check(&series)?;
     let mut cfg = Config::load(&config::Env::from_process(root.clone()))?;
     cfg.add_check_paths(&req.check_paths)?;
     let selected = config::select(&cfg, req.reviewers.as_deref(), &req.models, &req.efforts)?;
@@ -310,7 +306,7 @@ pub fn run(
         .unwrap_or_default();
     let mut round = Round {
         schema: records::ROUND_SCHEMA.into(),
-        series: series.clone(),
+        series: series.to_string(),
         round: round_name.clone(),
         stage: stage.as_str().to_string(),
         base: base.to_string(),

@@ -61,13 +61,13 @@ pub(super) fn read_bounded(file: &Path, option: &str, limit: u64) -> Result<Stri
 /// result file, or a native subagent's transcript with its G15 warnings.
 pub fn record_result(
     store: &Store,
-    series: &str,
+    series: &SeriesId,
     round_name: &str,
     reviewer: &str,
     input: &RecordInput,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RecordOutcome> {
-    SeriesId::check(series)?;
+    let series = series.as_str();
     let (option, file) = match input {
         RecordInput::Result(f) => ("--result", f),
         RecordInput::Transcript(f) => ("--transcript", f),

@@ -57,9 +57,9 @@ pub fn read_extensions(store: &Store, series: &str) -> Result<(Vec<u8>, Vec<Exte
 }
 
 /// What `git spar extend` was asked.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ExtendRequest {
-    pub series: String,
+    pub series: SeriesId,
     pub stage: String,
     pub by: String,
     pub cause: Option<String>,
@@ -69,13 +69,7 @@ pub struct ExtendRequest {
 /// Checks an extension against G31 without touching the repository: usage errors for what is
 /// out of form, a refusal for a reason that is needed and missing.
 pub fn check_extension(req: &ExtendRequest) -> Result<Extension> {
-    SeriesId::check(&req.series)?;
-    let Some(stage) = Stage::parse(&req.stage) else {
-        return Err(Error::usage(format!(
-            "--stage {:?} is not one of plan, plan-delta, code",
-            req.stage
-        )));
-    };
+    let stage = Stage::from_option(&req.stage)?;
     let by = Some(req.by.as_str())
         .filter(|b| !b.is_empty() && b.bytes().all(|c| c.is_ascii_digit()))
         .and_then(|b| b.parse::<u64>().ok())
@@ -312,6 +306,19 @@ pub fn stage_caps(store: &Store, cfg: &Config, series: &str) -> Result<Vec<Stage
         });
     }
     Ok(out)
+}
+
+/// The cap picture of a series that exists (`git spar cap-report`), with the configuration of
+/// the work tree.
+pub fn cap_report(store: &Store, series: &SeriesId) -> Result<Vec<StageCaps>> {
+    if record::series_tip(store, series)?.is_none() {
+        return Err(
+            Error::refused(format!("series {series} does not exist")).hint("see `git spar list`")
+        );
+    }
+    let root = store.workdir()?.to_path_buf();
+    let cfg = Config::load(&crate::spar::config::Env::from_process(root))?;
+    stage_caps(store, &cfg, series)
 }
 
 /// What `git spar run` is about to do, as far as counting needs it.

@@ -23,19 +23,6 @@ pub struct GateOutcome {
     pub reasons: Vec<String>,
 }
 
-/// Parses `<series>:<round>` (a usage error otherwise: it is not a round at all).
-pub(super) fn parse_target(t: &str) -> Result<(String, String)> {
-    match t.split_once(':') {
-        Some((s, r)) if !s.is_empty() && !r.is_empty() => {
-            SeriesId::check(s)?;
-            Ok((s.to_string(), r.to_string()))
-        }
-        _ => Err(Error::usage(format!(
-            "{t:?} is not <series>:<round> (e.g. my-branch:code-1)"
-        ))),
-    }
-}
-
 /// G28 for `gate --out`: inside any git repository the file must be ignored by every
 /// repository around it; an existing file must be a previous gate file, whose digest is kept.
 pub(super) fn check_gate_out(

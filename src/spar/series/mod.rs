@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 
 use super::config::Config;
 use super::facts;
-use super::ids::{RoundName, SeriesId};
+use super::ids::{parse_target, RoundName, SeriesId};
 use super::record::{self, Finding, Round};
 use super::vocab::{Class, CodeCause, Disposition, Stage, Status};
 use crate::error::{Context, Error, Result};
@@ -120,7 +120,7 @@ mod tests {
 
     fn ext(stage: &str, by: &str, cause: Option<&str>, reason: Option<&str>) -> ExtendRequest {
         ExtendRequest {
-            series: "s".into(),
+            series: SeriesId::new("s").unwrap(),
             stage: stage.into(),
             by: by.into(),
             cause: cause.map(str::to_string),

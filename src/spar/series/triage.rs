@@ -167,9 +167,9 @@ impl<'a> Series<'a> {
 }
 
 /// What `git spar triage` was asked. Text options are as given; they are trimmed here.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct TriageRequest {
-    pub series: String,
+    pub series: SeriesId,
     pub round: String,
     pub finding: String,
     pub disposition: String,
@@ -185,7 +185,6 @@ pub struct TriageRequest {
 /// Records a disposition in the round's `ledger.jsonl` (one commit). Every check happens
 /// under the series lock on records read after taking it; any refusal writes nothing.
 pub fn triage(store: &Store, req: &TriageRequest, progress: &mut dyn FnMut(&str)) -> Result<Value> {
-    SeriesId::check(&req.series)?;
     let series = req.series.as_str();
     let Some((disposition, (classes, needs))) =
         Disposition::parse(&req.disposition).and_then(|d| Some((d, d.rule()?)))

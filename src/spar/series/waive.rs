@@ -39,13 +39,13 @@ pub(crate) fn parse_waivers(bytes: &[u8]) -> std::result::Result<Vec<String>, St
 /// Waives a reviewer of a round that did not complete, with the user's words (G30, G32).
 pub fn waive(
     store: &Store,
-    series: &str,
+    series: &SeriesId,
     round: &str,
     reviewer: &str,
     user_quote: &Option<String>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Value> {
-    SeriesId::check(series)?;
+    let series = series.as_str();
     let Some(quote) = text(user_quote) else {
         return Err(Error::refused(
             "waive needs --user-quote: the user's words agreeing to go on without this reviewer",
