@@ -319,8 +319,9 @@ mod tests {
             "x".parse::<Disposition>().unwrap_err().to_string(),
             "disposition: \"x\" is not one of fixed, duplicate, rejected, deferred, answered, accepted, auto_deferred"
         );
-        assert!("completed" == Status::Completed && String::from("pending") == Status::Pending);
-        assert!(String::from("failed") != Status::Completed);
+        let (pending, failed) = (String::from("pending"), String::from("failed"));
+        assert!("completed" == Status::Completed && pending == Status::Pending);
+        assert!(failed != Status::Completed && *"failed" != Status::Completed);
     }
 
     #[test]
