@@ -130,15 +130,7 @@ pub fn run(
     let angles: Vec<Angle> = cfg.angles.value.clone();
 
     // The series lock: from here to the record (G33).
-    let _lock = store::lock(
-        store.common_dir(),
-        &format!("spar/locks/{series}.lock"),
-        || {
-            progress.line(&format!(
-                "spar: waiting for another write of {series} to finish"
-            ))
-        },
-    )?;
+    let _lock = records::lock_series(store, &series, &mut |l| progress.line(l))?;
     let names = records::round_names(store, &series)?;
     // Caps (spec "Waive, extend, caps"): decided under the lock, before anything is written.
     crate::spar::series::check_cap(

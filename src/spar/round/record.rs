@@ -77,15 +77,7 @@ pub fn record_result(
         RecordInput::Transcript(_) => TRANSCRIPT_LIMIT,
     };
     let raw = read_bounded(file, option, limit)?;
-    let _lock = store::lock(
-        store.common_dir(),
-        &format!("spar/locks/{series}.lock"),
-        || {
-            progress(&format!(
-                "spar: waiting for another write of {series} to finish"
-            ))
-        },
-    )?;
+    let _lock = records::lock_series(store, series, progress)?;
     // Re-read under the lock (G33).
     let mut round = records::load_round(store, series, round_name)?;
     let Some(idx) = round.reviewers.iter().position(|r| r.name == reviewer) else {
@@ -126,14 +118,7 @@ pub fn record_result(
                 .collect()
         })
         .unwrap_or_default();
-    let check_paths: Vec<String> = round.config["check_paths"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
+    let check_paths = strings(&round.config["check_paths"]);
     let standpoints = recorded_standpoints(&round);
     let mut rec = round.reviewers[idx].clone();
     rec.started_at = Some(now());
@@ -203,14 +188,7 @@ pub fn record_result(
                 .get("criteria")
                 .and_then(doc_from_facts)
                 .map(|d| {
-                    let ids: Vec<String> = round.links["criteria_ids"]
-                        .as_array()
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|v| v.as_str().map(str::to_string))
-                                .collect()
-                        })
-                        .unwrap_or_default();
+                    let ids = strings(&round.links["criteria_ids"]);
                     (d, ids.join(" "))
                 });
             let subject = round.links.get("subject").and_then(doc_from_facts);
@@ -268,4 +246,15 @@ pub fn record_result(
         reviewer: rec,
         findings: new_findings,
     })
+}
+
+/// The strings of a recorded JSON array (none when it is not one).
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
 }

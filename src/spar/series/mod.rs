@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 use super::config::Config;
 use super::facts;
 use super::ids::{parse_target, RoundName, SeriesId};
-use super::record::{self, Finding, Round};
+use super::record::{self, lock_series, Finding, Round};
 use super::vocab::{Class, CodeCause, Disposition, Stage, Status};
 use crate::error::{Context, Error, Result};
 use crate::store::{self, ObjectId, Store};
@@ -55,19 +55,6 @@ fn text(opt: &Option<String>) -> Option<String> {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(str::to_string)
-}
-
-/// Takes the series lock (G33), telling the user on stderr when another write holds it.
-fn lock_series(store: &Store, series: &str, progress: &mut dyn FnMut(&str)) -> Result<store::Lock> {
-    store::lock(
-        store.common_dir(),
-        &format!("spar/locks/{series}.lock"),
-        || {
-            progress(&format!(
-                "spar: waiting for another write of {series} to finish"
-            ))
-        },
-    )
 }
 
 /// Parses JSON lines into objects; `what` names the file in the error.
