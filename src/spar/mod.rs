@@ -30,3 +30,26 @@ pub mod series;
 pub mod summary;
 pub mod view;
 pub mod vocab;
+
+/// The time a record says something happened at (RFC 3339, UTC).
+pub(crate) fn now() -> String {
+    jiff::Timestamp::now().to_string()
+}
+
+/// The lowercase hex sha256 of `bytes` (packets, configuration files, documents, cache keys).
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    format!("{:x}", Sha256::digest(bytes))
+}
+
+/// `path` made absolute against the current directory, as given otherwise (an `--out` path is
+/// judged where it will be written).
+pub(crate) fn absolute(path: &std::path::Path) -> crate::error::Result<std::path::PathBuf> {
+    use crate::error::Context;
+    if path.is_absolute() {
+        return Ok(path.to_path_buf());
+    }
+    Ok(std::env::current_dir()
+        .ctx("reading the current directory")?
+        .join(path))
+}

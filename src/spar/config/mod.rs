@@ -65,9 +65,9 @@ use std::path::{Path, PathBuf};
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
+use crate::spar::sha256_hex;
 use crate::spar::vocab::string_enum;
 pub use crate::spar::vocab::{Angle, Status};
 
@@ -623,10 +623,6 @@ fn default_list(timeout: &Sourced<u64>) -> Sourced<Vec<Reviewer>> {
             .map(|p| Reviewer::bare(p, Origin::Default, timeout.clone()))
             .collect(),
     )
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    format!("{:x}", Sha256::digest(bytes))
 }
 
 fn sourced_json<T>(s: &Sourced<T>, value: Value) -> Value {

@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
+use super::now;
+
 use super::config::{Preset, SelectedReviewer};
 use super::vocab::Status;
 
@@ -132,10 +134,6 @@ fn last_line(text: &str) -> &str {
         .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or("")
-}
-
-fn now() -> String {
-    jiff::Timestamp::now().to_string()
 }
 
 /// Runs a claude, codex or agy reviewer: up to two attempts (the second only on the fallback

@@ -239,13 +239,7 @@ pub(super) fn check_out_dir(out: &Path) -> Result<PathBuf> {
             out.display()
         )));
     }
-    let abs = if out.is_absolute() {
-        out.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .ctx("reading the current directory")?
-            .join(out)
-    };
+    let abs = crate::spar::absolute(out)?;
     let mut dir = abs.parent().map(Path::to_path_buf);
     while let Some(d) = dir {
         if d.join(".git").exists() {

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 use crate::error::{Context, Error, Result};
 use crate::spar::classify::{self, FindingFacts};
@@ -22,6 +21,7 @@ use crate::spar::record::{self as records, Finding, ReviewerRecord, Round};
 use crate::spar::result::{self, ResultContext};
 use crate::spar::summary;
 use crate::spar::vocab::{Angle, Disposition, LinkKind, Stage, Status};
+use crate::spar::{now, sha256_hex};
 use crate::store::{self, refs, ObjectId, Store};
 
 mod execute;
@@ -58,16 +58,6 @@ pub struct RunRequest {
     pub decisions: Vec<Decision>,
     /// The standpoints, read by [`parse_standpoint`]; their names are checked by [`run`].
     pub standpoints: Vec<Standpoint>,
-}
-
-pub(super) fn sha256_hex(bytes: &[u8]) -> String {
-    let mut h = Sha256::new();
-    h.update(bytes);
-    format!("{:x}", h.finalize())
-}
-
-pub(super) fn now() -> String {
-    jiff::Timestamp::now().to_string()
 }
 
 /// What a run did.

@@ -29,13 +29,7 @@ pub(super) fn check_gate_out(
     out: &Path,
     listed: &[(String, String)],
 ) -> Result<(PathBuf, Option<String>)> {
-    let abs = if out.is_absolute() {
-        out.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .ctx("reading the current directory")?
-            .join(out)
-    };
+    let abs = crate::spar::absolute(out)?;
     let shown = out.display();
     let previous = match std::fs::symlink_metadata(&abs) {
         Err(_) => None,

@@ -13,13 +13,13 @@ use std::rc::Rc;
 
 use serde::Serialize;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 use super::config::Config;
 use super::facts;
 use super::ids::{parse_target, RoundName, SeriesId};
 use super::record::{self, lock_series, Finding, Round};
 use super::vocab::{Class, CodeCause, Disposition, Stage, Status};
+use super::{now, sha256_hex};
 use crate::error::{Context, Error, Result};
 use crate::store::{self, ObjectId, Store};
 
@@ -38,16 +38,6 @@ pub use self::waive::*;
 /// The classes that block the gate until triaged, as recorded (for [`facts`]).
 pub(crate) const BLOCKING: [&str; 2] =
     [Class::Defect.as_str(), Class::RequirementQuestion.as_str()];
-
-fn now() -> String {
-    jiff::Timestamp::now().to_string()
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    let mut h = Sha256::new();
-    h.update(bytes);
-    format!("{:x}", h.finalize())
-}
 
 /// A text option as the seed reads it (G30, G31): trimmed, and empty means not given.
 fn text(opt: &Option<String>) -> Option<String> {
