@@ -18,7 +18,7 @@ use crate::contract::{self, validate};
 use crate::contract::{frozen_json, list_json, resolve_sprint};
 use crate::error::{Error, Result};
 use crate::evidence::{self, gate, Transition};
-use crate::spar::{record, round, series};
+use crate::spar::{round, series};
 use crate::store::{self, Store};
 
 /// Serves MCP on stdin/stdout until the client closes stdin. With `repo`, works from that
@@ -466,25 +466,7 @@ fn verify_tool(a: VerifyArgs) -> Result<(String, Value)> {
 
 fn spar_show(a: SparShowArgs) -> Result<(String, Value)> {
     let store = Store::discover()?;
-    let (series_name, round_name) = match &a.target {
-        Some(t) => match t.split_once(':') {
-            Some((s, r)) => (s.to_string(), Some(r.to_string())),
-            None => (t.clone(), None),
-        },
-        None => (round::default_series(&store)?, None),
-    };
-    round::check_series(&series_name)?;
-    let names = record::round_names(&store, &series_name)?;
-    if names.is_empty() {
-        return Err(
-            Error::refused(format!("series {series_name} has no rounds"))
-                .hint("run one with `git spar run --base <rev>`"),
-        );
-    }
-    let shown = match round_name {
-        Some(r) => vec![r],
-        None => names,
-    };
+    let (series_name, shown) = crate::spar::view::show_target(&store, a.target.as_deref())?;
     let doc = crate::spar::view::show_json(&store, &series_name, &shown)?;
     Ok((
         format!("series {series_name}: round {}", shown.join(", ")),
@@ -501,7 +483,7 @@ fn spar_record(a: SparRecordArgs) -> Result<(String, Value)> {
     };
     let out = round::record_result(
         &store,
-        &a.series,
+        &crate::spar::ids::SeriesId::new(&a.series)?,
         &a.round,
         &a.reviewer,
         &input,
@@ -524,7 +506,7 @@ fn spar_record(a: SparRecordArgs) -> Result<(String, Value)> {
 fn spar_triage(a: SparTriageArgs) -> Result<(String, Value)> {
     let store = Store::discover()?;
     let req = series::TriageRequest {
-        series: a.series,
+        series: crate::spar::ids::SeriesId::new(&a.series)?,
         round: a.round,
         finding: a.finding,
         disposition: a.disposition,
@@ -550,7 +532,7 @@ fn spar_waive(a: SparWaiveArgs) -> Result<(String, Value)> {
     let store = Store::discover()?;
     let entry = series::waive(
         &store,
-        &a.series,
+        &crate::spar::ids::SeriesId::new(&a.series)?,
         &a.round,
         &a.reviewer,
         &a.user_quote,

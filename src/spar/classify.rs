@@ -9,118 +9,9 @@
 //! check-path condition: a misread location may leave more defects for a person, but never hides
 //! a defect as hardening or a note.
 
-use std::fmt;
-use std::str::FromStr;
-
 use super::location::{LinkResult, Location};
-
-/// A reviewer value outside its enumeration (G5: the caller turns it into `invalid_output`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParseValueError {
-    /// The key, e.g. `check_impact`.
-    pub field: &'static str,
-    /// The value as given.
-    pub value: String,
-    /// The accepted values, in the documented order.
-    pub expected: &'static [&'static str],
-}
-
-impl ParseValueError {
-    pub fn new(field: &'static str, value: &str, expected: &'static [&'static str]) -> Self {
-        ParseValueError {
-            field,
-            value: value.to_string(),
-            expected,
-        }
-    }
-}
-
-impl fmt::Display for ParseValueError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: {:?} is not one of {}",
-            self.field,
-            self.value,
-            self.expected.join(", ")
-        )
-    }
-}
-
-impl std::error::Error for ParseValueError {}
-
-/// Declares a string enumeration with `as_str`, `Display`, `FromStr` (exact, case-sensitive) and
-/// serde, so the reviewer's strings, the records and the messages share one spelling.
-macro_rules! string_enum {
-    ($(#[$meta:meta])* $name:ident, $field:literal, { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-        pub enum $name {
-            $($(#[$vmeta])* #[serde(rename = $text)] $variant),+
-        }
-
-        impl $name {
-            /// Every value, in the documented order.
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            /// The value as reviewers and records spell it.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $text),+
-                }
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl FromStr for $name {
-            type Err = ParseValueError;
-
-            fn from_str(s: &str) -> Result<Self, Self::Err> {
-                match s {
-                    $($text => Ok($name::$variant),)+
-                    _ => Err(ParseValueError::new($field, s, &[$($text),+])),
-                }
-            }
-        }
-    };
-}
-
-string_enum!(
-    /// `proposed_class` of a finding, and the class the rules decide (the same four values).
-    Class, "proposed_class", {
-        Defect = "defect",
-        Hardening = "hardening",
-        Note = "note",
-        RequirementQuestion = "requirement-question",
-    }
-);
-
-/// The reviewer's proposal uses the same values as the decided class.
-pub type ProposedClass = Class;
-
-string_enum!(
-    /// `check_impact`: what the finding does to the change's checks.
-    CheckImpact, "check_impact", {
-        None = "none",
-        FalsePass = "false_pass",
-        MeaningInverted = "meaning_inverted",
-        ContractViolation = "contract_violation",
-    }
-);
-
-string_enum!(
-    /// `introduced_by_change` and `regression`.
-    Answer, "yes/no/unknown", {
-        Yes = "yes",
-        No = "no",
-        Unknown = "unknown",
-    }
-);
+// The classes and the reviewer's values the rules read, from the vocabulary.
+pub use super::vocab::{Answer, CheckImpact, Class, ProposedClass};
 
 /// What the rules look at, as the reviewer gave it and as the location and link were read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -348,7 +239,7 @@ mod tests {
             "yes/no/unknown: \"maybe\" is not one of yes, no, unknown"
         );
         for c in Class::ALL {
-            assert_eq!(c.as_str().parse::<Class>(), Ok(*c));
+            assert_eq!(c.as_str().parse::<Class>(), Ok(c));
         }
         assert_eq!(
             serde_json::to_string(&CheckImpact::FalsePass).unwrap(),

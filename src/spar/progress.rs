@@ -1,9 +1,32 @@
 //! Progress of a round's reviewers: on a terminal one line per reviewer (its state and elapsed
-//! time, redrawn in place); elsewhere (CI, hooks) one log line per event, which the caller
-//! prints.
+//! time, redrawn in place); elsewhere (CI, hooks) one log line per event. The library never
+//! prints: it hands lines and the board's lines to a [`Reporter`] its caller owns (the CLI
+//! writes them to stderr, an MCP tool drops them).
 
-use std::io::Write;
 use std::time::{Duration, Instant};
+
+/// Where a long write tells a person what it is doing.
+pub trait Reporter {
+    /// One line (`spar: …`).
+    fn line(&mut self, text: &str);
+
+    /// Whether the reviewers' board is shown in place (a terminal) instead of a line per event.
+    fn live(&self) -> bool {
+        false
+    }
+
+    /// Shows the board's lines in place of the ones shown before; called only when [`live`].
+    ///
+    /// [`live`]: Reporter::live
+    fn board(&mut self, _lines: &[String]) {}
+}
+
+/// A closure is a reporter of lines.
+impl<F: FnMut(&str)> Reporter for F {
+    fn line(&mut self, text: &str) {
+        self(text)
+    }
+}
 
 /// One reviewer's line.
 #[derive(Debug, Clone)]
@@ -18,7 +41,6 @@ struct Line {
 /// The reviewers' lines on a terminal.
 pub struct Board {
     lines: Vec<Line>,
-    drawn: usize,
 }
 
 impl Board {
@@ -35,7 +57,6 @@ impl Board {
                     ended: None,
                 })
                 .collect(),
-            drawn: 0,
         }
     }
 
@@ -73,23 +94,6 @@ impl Board {
                 .to_string()
             })
             .collect()
-    }
-
-    /// Redraws the lines in place on stderr.
-    pub fn draw(&mut self) {
-        let mut err = std::io::stderr().lock();
-        let mut s = String::new();
-        if self.drawn > 0 {
-            s.push_str(&format!("\x1b[{}A", self.drawn));
-        }
-        for l in self.render() {
-            s.push_str("\x1b[2K");
-            s.push_str(&l);
-            s.push('\n');
-        }
-        let _ = err.write_all(s.as_bytes());
-        let _ = err.flush();
-        self.drawn = self.lines.len();
     }
 }
 

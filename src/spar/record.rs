@@ -6,6 +6,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::facts;
+use super::vocab::Status;
 use crate::error::{Error, Result};
 use crate::store::{self, refs, ObjectId, Store};
 
@@ -311,6 +312,30 @@ pub fn parse_findings(series: &str, round: &str, bytes: &[u8]) -> Result<Vec<Fin
     })
 }
 
+/// Takes the series lock (G33) that every write of a series holds from its checks to its commit,
+/// telling the user (`say`) when another write holds it.
+pub fn lock_series(store: &Store, series: &str, say: &mut dyn FnMut(&str)) -> Result<store::Lock> {
+    store::lock(
+        store.common_dir(),
+        &format!("spar/locks/{series}.lock"),
+        || {
+            say(&format!(
+                "spar: waiting for another write of {series} to finish"
+            ))
+        },
+    )
+}
+
+/// Every series of the repository with its round names (`git spar list`).
+pub fn series_rounds(store: &Store) -> Result<Vec<(String, Vec<String>)>> {
+    let mut rows = Vec::new();
+    for (name, _) in store.refs_under(refs::SPAR_SERIES)? {
+        let rounds = round_names(store, &name)?;
+        rows.push((name, rounds));
+    }
+    Ok(rows)
+}
+
 /// Writes files under `rounds/<round>/` as one commit on the series ref (compare-and-swap from
 /// `expected`). Returns None when another writer moved the ref first.
 pub fn write_round(
@@ -470,7 +495,7 @@ pub fn replaced_in(
                 .as_array()
                 .map(|a| {
                     a.iter()
-                        .filter(|r| r["status"].as_str() == Some("completed"))
+                        .filter(|r| r["status"].as_str() == Some(Status::Completed.as_str()))
                         .collect()
                 })
                 .unwrap_or_default();

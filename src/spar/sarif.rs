@@ -20,6 +20,7 @@ use sha2::{Digest, Sha256};
 
 use super::record::{Finding, ReviewerRecord};
 use super::view::RoundView;
+use super::vocab::{Class, Status};
 
 pub const SARIF_VERSION: &str = "2.1.0";
 pub const SARIF_SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -28,9 +29,9 @@ pub const FINGERPRINT_KEY: &str = "sparFinding/v1";
 
 /// The SARIF level of a decided class.
 pub fn level(class: &str) -> &'static str {
-    match class {
-        "defect" | "requirement-question" => "error",
-        "hardening" => "warning",
+    match Class::parse(class) {
+        Some(c) if c.blocks() => "error",
+        Some(Class::Hardening) => "warning",
         _ => "note",
     }
 }
@@ -124,12 +125,12 @@ fn run(v: &RoundView, rev: &ReviewerRecord) -> Value {
         props.insert(k.into(), val);
     }
     let mut invocation = json!({
-        "executionSuccessful": rev.status == "completed",
+        "executionSuccessful": rev.status == Status::Completed,
         "properties": {"status": rev.status},
     });
     if !rev.reason.is_empty() {
         invocation["toolExecutionNotifications"] = json!([{
-            "level": if rev.status == "completed" { "note" } else { "error" },
+            "level": if rev.status == Status::Completed { "note" } else { "error" },
             "message": {"text": rev.reason},
         }]);
     }

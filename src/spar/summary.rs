@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use super::record::{Finding, Round};
+use super::vocab::Disposition;
 
 fn short(id: &str) -> &str {
     &id[..id.len().min(7)]
@@ -203,7 +204,7 @@ pub fn render_with_triage(
             };
             let triage = match triage.get(&f.id) {
                 Some(t) => t.as_str(),
-                None if f.auto_deferred => "auto_deferred",
+                None if f.auto_deferred => Disposition::AutoDeferred.as_str(),
                 None => "-",
             };
             s.push_str(&format!(

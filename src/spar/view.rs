@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+pub use super::ids::parse_target;
+use super::ids::SeriesId;
 use super::record::{self, Finding, Round};
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -31,19 +33,6 @@ impl RoundView {
     /// `<series>:<round>`.
     pub fn target(&self) -> String {
         format!("{}:{}", self.round.series, self.round.round)
-    }
-}
-
-/// Parses `<series>:<round>` (a usage error otherwise).
-pub fn parse_target(t: &str) -> Result<(String, String)> {
-    match t.split_once(':') {
-        Some((s, r)) if !s.is_empty() && !r.is_empty() => {
-            super::round::check_series(s)?;
-            Ok((s.to_string(), r.to_string()))
-        }
-        _ => Err(Error::usage(format!(
-            "{t:?} is not <series>:<round> (e.g. my-branch:code-1)"
-        ))),
     }
 }
 
@@ -100,4 +89,26 @@ pub fn show_json(store: &Store, series_name: &str, shown: &[String]) -> Result<s
     } else {
         serde_json::json!({"schema": "spar-series/v1", "series": series_name, "rounds": v})
     })
+}
+
+/// What `show` names: `<series>:<round>`, a whole `<series>`, or (none given) the current
+/// branch's series. Refused when the series has no rounds. The series and the rounds to show.
+pub fn show_target(store: &Store, target: Option<&str>) -> Result<(SeriesId, Vec<String>)> {
+    let (series, round) = match target {
+        Some(t) => match t.split_once(':') {
+            Some((s, r)) => (SeriesId::new(s)?, Some(r.to_string())),
+            None => (SeriesId::new(t)?, None),
+        },
+        None => (super::round::default_series(store)?, None),
+    };
+    let names = record::round_names(store, &series)?;
+    if names.is_empty() {
+        return Err(Error::refused(format!("series {series} has no rounds"))
+            .hint("run one with `git spar run --base <rev>`"));
+    }
+    let shown = match round {
+        Some(r) => vec![r],
+        None => names,
+    };
+    Ok((series, shown))
 }

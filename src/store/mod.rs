@@ -14,6 +14,7 @@ mod porcelain;
 mod refdb;
 pub mod refs;
 mod reftable;
+mod review;
 
 pub use atomic::{atomic_write, atomic_write_mode, cache_append, cache_write};
 pub use lock::{lock, try_lock, Lock, LockName};

@@ -65,9 +65,11 @@ use std::path::{Path, PathBuf};
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
+use crate::spar::sha256_hex;
+use crate::spar::vocab::string_enum;
+pub use crate::spar::vocab::{Angle, Status};
 
 /// The `schema` of [`Config::effective_json`].
 pub const SCHEMA: &str = "spar-config/v1";
@@ -126,89 +128,25 @@ const REVIEWER_KEYS: [&str; 10] = [
     "timeout_seconds",
 ];
 
-/// The status a reviewer ends a round with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Status {
-    /// The result was read and checked.
-    Completed,
-    /// The reviewer ran and failed, or said `could_not_review` (G3), or its executable is
-    /// unusable (G14).
-    Failed,
-    /// The result broke the input contract (G1–G6).
-    InvalidOutput,
-    /// The reviewer used a tool outside its preset's list (G10, G11).
-    ToolViolation,
-    /// The reviewer could not be started or was refused (G13, G14).
-    Unavailable,
-    /// A native reviewer whose result is not recorded yet.
-    Pending,
-}
-
-impl Status {
-    /// The name recorded in `round.json`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Completed => "completed",
-            Status::Failed => "failed",
-            Status::InvalidOutput => "invalid_output",
-            Status::ToolViolation => "tool_violation",
-            Status::Unavailable => "unavailable",
-            Status::Pending => "pending",
-        }
+string_enum!(
+    /// How a reviewer is run (G21).
+    Preset, "preset", {
+        /// Claude Code CLI.
+        Claude = "claude",
+        /// Codex CLI.
+        Codex = "codex",
+        /// Antigravity CLI.
+        Agy = "agy",
+        /// Nothing is run: the host records the result.
+        Native = "native",
+        /// A user-configured argv.
+        Command = "command",
+        /// A user-configured argv of a linter that writes SARIF (on stdout or to `{sarif}`).
+        Sarif = "sarif",
     }
-}
-
-impl fmt::Display for Status {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// How a reviewer is run (G21).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Preset {
-    /// Claude Code CLI.
-    Claude,
-    /// Codex CLI.
-    Codex,
-    /// Antigravity CLI.
-    Agy,
-    /// Nothing is run: the host records the result.
-    Native,
-    /// A user-configured argv.
-    Command,
-    /// A user-configured argv of a linter that writes SARIF (on stdout or to `{sarif}`).
-    Sarif,
-}
+);
 
 impl Preset {
-    /// Every preset, in the seed's order.
-    pub const ALL: [Preset; 6] = [
-        Preset::Claude,
-        Preset::Codex,
-        Preset::Agy,
-        Preset::Native,
-        Preset::Command,
-        Preset::Sarif,
-    ];
-
-    /// The preset's name in configuration and records.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Preset::Claude => "claude",
-            Preset::Codex => "codex",
-            Preset::Agy => "agy",
-            Preset::Native => "native",
-            Preset::Command => "command",
-            Preset::Sarif => "sarif",
-        }
-    }
-
-    /// The preset named exactly `name` (names are lowercase; no other spelling is one).
-    pub fn parse(name: &str) -> Option<Preset> {
-        Preset::ALL.into_iter().find(|p| p.as_str() == name)
-    }
-
     /// Whether `binary`, `model`, `fallback_model`, `allowed_models` and `--model` apply.
     pub fn takes_model(self) -> bool {
         matches!(self, Preset::Claude | Preset::Codex | Preset::Agy)
@@ -217,60 +155,6 @@ impl Preset {
     /// Whether `effort`, `allowed_efforts` and `--effort` apply (agy has no effort).
     pub fn takes_effort(self) -> bool {
         matches!(self, Preset::Claude | Preset::Codex)
-    }
-}
-
-impl fmt::Display for Preset {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// One of the five review angles, in their fixed order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Angle {
-    /// Does the change do what it claims.
-    Correctness,
-    /// Does it break what worked.
-    Regression,
-    /// Do its checks prove anything.
-    Checks,
-    /// Does it keep the contract and rules.
-    Contract,
-    /// Does it open a hole.
-    Security,
-}
-
-impl Angle {
-    /// All five, in the fixed order.
-    pub const ALL: [Angle; 5] = [
-        Angle::Correctness,
-        Angle::Regression,
-        Angle::Checks,
-        Angle::Contract,
-        Angle::Security,
-    ];
-
-    /// The angle's name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Angle::Correctness => "correctness",
-            Angle::Regression => "regression",
-            Angle::Checks => "checks",
-            Angle::Contract => "contract",
-            Angle::Security => "security",
-        }
-    }
-
-    /// The angle named exactly `name`.
-    pub fn parse(name: &str) -> Option<Angle> {
-        Angle::ALL.into_iter().find(|a| a.as_str() == name)
-    }
-}
-
-impl fmt::Display for Angle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -739,10 +623,6 @@ fn default_list(timeout: &Sourced<u64>) -> Sourced<Vec<Reviewer>> {
             .map(|p| Reviewer::bare(p, Origin::Default, timeout.clone()))
             .collect(),
     )
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    format!("{:x}", Sha256::digest(bytes))
 }
 
 fn sourced_json<T>(s: &Sourced<T>, value: Value) -> Value {

@@ -22,7 +22,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use super::config::{Preset, SelectedReviewer, Status};
+use super::now;
+
+use super::config::{Preset, SelectedReviewer};
+use super::vocab::Status;
 
 /// The version check never takes longer than this (G19), and always fits the attempt's timeout.
 pub const VERSION_CHECK_LIMIT: Duration = Duration::from_secs(30);
@@ -131,10 +134,6 @@ fn last_line(text: &str) -> &str {
         .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or("")
-}
-
-fn now() -> String {
-    jiff::Timestamp::now().to_string()
 }
 
 /// Runs a claude, codex or agy reviewer: up to two attempts (the second only on the fallback

@@ -6,24 +6,19 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-/// What kind of refusal a text holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RefusalKind {
-    /// Usage or request limits: the reviewer is unavailable; a fallback model is tried once.
-    Quota,
-    /// Authentication: the reviewer is unavailable; no fallback.
-    Auth,
-}
+use crate::spar::vocab::string_enum;
+
+string_enum!(
+    /// What kind of refusal a text holds; the name is the one recorded in an attempt.
+    RefusalKind, "refusal", {
+        /// Usage or request limits: the reviewer is unavailable; a fallback model is tried once.
+        Quota = "quota",
+        /// Authentication: the reviewer is unavailable; no fallback.
+        Auth = "authentication",
+    }
+);
 
 impl RefusalKind {
-    /// The name recorded in an attempt.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RefusalKind::Quota => "quota",
-            RefusalKind::Auth => "authentication",
-        }
-    }
-
     /// The reason's prefix (§5).
     pub fn label(self) -> &'static str {
         match self {

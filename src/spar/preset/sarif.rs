@@ -24,8 +24,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::spar::config::{Angle, SelectedReviewer, Status};
+use crate::spar::config::SelectedReviewer;
 use crate::spar::location::Document;
+use crate::spar::vocab::{Angle, Status};
 
 /// What running the linter gave.
 pub struct SarifRun {

@@ -8,8 +8,34 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use serde_json::json;
 
 use crate::error::{Error, Outcome, Result};
-use crate::spar::{config, record, round, sarif, series, view};
+use crate::spar::ids::SeriesId;
+use crate::spar::vocab::Stage;
+use crate::spar::{self, round, sarif, series, view};
 use crate::store::Store;
+
+mod cap_report;
+mod config;
+mod extend;
+mod gate;
+mod list;
+mod record;
+mod report;
+mod run;
+mod show;
+mod triage;
+mod waive;
+
+use self::cap_report::*;
+use self::config::*;
+use self::extend::*;
+use self::gate::*;
+use self::list::*;
+use self::record::*;
+use self::report::*;
+use self::run::*;
+use self::show::*;
+use self::triage::*;
+use self::waive::*;
 
 /// Run several independent code reviewers over a change, refuse out-of-form output, classify
 /// findings by fixed rules, and gate the change until each blocking finding is triaged.
@@ -408,344 +434,49 @@ pub fn run(cli: SparCli) -> Result<Outcome> {
     }
 }
 
-fn cmd_run(a: RunArgs) -> Result<Outcome> {
-    // G35 and the standpoint forms come before the repository is even opened.
-    let decisions = round::pair_decisions(&a.decision_order)?;
-    let standpoints = a
-        .standpoints
-        .iter()
-        .map(|s| round::parse_standpoint(s))
-        .collect::<Result<Vec<_>>>()?;
-    let store = Store::discover()?;
-    let base_arg = a.base.clone();
-    let req = round::RunRequest {
-        base: a.base,
-        head: a.head,
-        stage: a.stage,
-        series: a.series,
-        reviewers: a.reviewers,
-        models: a.models,
-        efforts: a.efforts,
-        criteria: a.criteria,
-        rules: a.rules,
-        subject: a.subject,
-        check_paths: a.check_paths,
-        dry_run: a.dry_run,
-        out: a.out,
-        decisions,
-        standpoints,
-    };
-    let mut progress = |l: &str| eprintln!("{l}");
-    let out = round::run(&store, &req, &mut progress)?;
-    let r = &out.round;
-    if a.json {
-        super::print_json(r)?;
-    } else {
-        outln!(
-            "spar: {} {} recorded ({} reviewer{}, {} finding{}){}",
-            r.series,
-            r.round,
-            r.reviewers.len(),
-            if r.reviewers.len() == 1 { "" } else { "s" },
-            out.findings.len(),
-            if out.findings.len() == 1 { "" } else { "s" },
-            if r.dry_run {
-                " — dry run, no reviewer ran"
-            } else {
-                ""
-            }
-        );
-        for rev in &r.reviewers {
-            outln!(
-                "  {:<16} {:<15} {}",
-                rev.name,
-                rev.status,
-                if rev.reason.is_empty() {
-                    rev.verdict.clone().unwrap_or_default()
-                } else {
-                    rev.reason.clone()
-                }
-            );
-        }
-        for f in &out.findings {
-            outln!("  {:<12} {:<22} {}  {}", f.id, f.class, f.location, f.claim);
-            if let Some(why) = crate::spar::summary::class_note(f) {
-                outln!("  {:<12} {why}", "");
-            }
-        }
-        if out.kept_workspace {
-            outln!("workspace kept at {}", out.workspace.display());
-        }
-        if !r.dry_run {
-            outln!(
-                "read it with `git notes --ref=spar show {}` or `git spar show {}:{}`",
-                &r.head[..7],
-                r.series,
-                r.round
-            );
+/// Progress on stderr: lines as they come, and on a terminal the reviewers' board redrawn in
+/// place.
+struct StderrReporter {
+    live: bool,
+    /// How many board lines are on the screen, to move up over them.
+    drawn: usize,
+}
+
+impl StderrReporter {
+    fn new() -> StderrReporter {
+        use std::io::IsTerminal;
+        StderrReporter {
+            live: std::io::stderr().is_terminal(),
+            drawn: 0,
         }
     }
-    if r.no_reviewer_could_run() {
-        eprint!("{}", no_reviewer_help(r, &base_arg));
-        return Ok(Outcome::NoReviewer);
-    }
-    Ok(Outcome::Ok)
 }
 
-/// What `git spar run` says when no reviewer could run: why each could not, and the exact
-/// configuration that makes one run.
-fn no_reviewer_help(r: &crate::spar::record::Round, base: &str) -> String {
-    let env = config::Env::from_vars(|k| std::env::var_os(k), PathBuf::new());
-    let file = match (&env.spar_config, &env.xdg_config_home, &env.home) {
-        (Some(p), _, _) => PathBuf::from(p),
-        (None, Some(x), _) => PathBuf::from(x).join("jaekit/spar.toml"),
-        (None, None, Some(h)) => PathBuf::from(h).join(".config/jaekit/spar.toml"),
-        (None, None, None) => PathBuf::from("~/.config/jaekit/spar.toml"),
-    };
-    let mut s = format!(
-        "spar: no reviewer could run, so nothing was reviewed; {} {} is recorded but not counted against the {} cap (exit 4)\n",
-        r.series, r.round, r.stage
-    );
-    for rev in &r.reviewers {
-        s.push_str(&format!("spar:   {}: {}\n", rev.name, rev.reason));
+impl spar::progress::Reporter for StderrReporter {
+    fn line(&mut self, text: &str) {
+        eprintln!("{text}");
     }
-    s.push_str(&format!(
-        "hint: to review with a command of your own, add this to {}:\n\n\
-         [[reviewers]]\n\
-         name = \"local\"\n\
-         preset = \"command\"\n\
-         # {{prompt}} is the path of the reviewer's instructions and the change; the command\n\
-         # prints one result object (the JSON Schema at {{schema}}) on stdout\n\
-         argv = [\"./review.sh\", \"{{prompt}}\", \"{{workspace}}\", \"{{schema}}\"]\n\n\
-         then run `git spar run --base {base} --reviewers local`.\n\
-         hint: or install Claude Code and log in (run `claude`, then /login), or Codex (`codex login`),\n\
-         and run `git spar run --base {base}` again.\n",
-        file.display()
-    ));
-    s
-}
 
-fn cmd_record(a: RecordArgs) -> Result<Outcome> {
-    let store = Store::discover()?;
-    let mut progress = |l: &str| eprintln!("{l}");
-    let out = round::record_result(
-        &store,
-        &a.series,
-        &a.round,
-        &a.reviewer,
-        &match (a.result, a.transcript) {
-            (Some(f), _) => round::RecordInput::Result(f),
-            (None, Some(f)) => round::RecordInput::Transcript(f),
-            (None, None) => {
-                return Err(crate::error::Error::usage(
-                    "give --result F or --transcript F",
-                ))
-            }
-        },
-        &mut progress,
-    )?;
-    if a.json {
-        super::print_json(&json!({"reviewer": out.reviewer, "findings": out.findings}))?;
-    } else {
-        outln!(
-            "spar: {} {} {}: {}{} ({} finding{})",
-            a.series,
-            a.round,
-            a.reviewer,
-            out.reviewer.status,
-            if out.reviewer.reason.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", out.reviewer.reason)
-            },
-            out.findings.len(),
-            if out.findings.len() == 1 { "" } else { "s" }
-        );
+    fn live(&self) -> bool {
+        self.live
     }
-    Ok(Outcome::Ok)
-}
 
-fn cmd_config(a: ConfigArgs) -> Result<Outcome> {
-    let store = Store::discover()?;
-    let root = store.workdir()?.to_path_buf();
-    let cfg = config::Config::load(&config::Env::from_process(root))?;
-    if a.json {
-        super::print_json(&cfg.effective_json())?;
-    } else {
-        out!("{}", cfg.render_text());
-    }
-    Ok(Outcome::Ok)
-}
-
-fn cmd_show(a: ShowArgs) -> Result<Outcome> {
-    let format = output_format(a.format.as_deref(), a.json, &["text", "json", "sarif"])?;
-    let store = Store::discover()?;
-    let (series, round_name) = match &a.target {
-        Some(t) => match t.split_once(':') {
-            Some((s, r)) => (s.to_string(), Some(r.to_string())),
-            None => (t.clone(), None),
-        },
-        None => (round::default_series(&store)?, None),
-    };
-    round::check_series(&series)?;
-    let names = record::round_names(&store, &series)?;
-    if names.is_empty() {
-        return Err(Error::refused(format!("series {series} has no rounds"))
-            .hint("run one with `git spar run --base <rev>`"));
-    }
-    let shown: Vec<String> = match round_name {
-        Some(r) => vec![r],
-        None => names.clone(),
-    };
-    if format == "sarif" {
-        let mut views = Vec::new();
-        for r in &shown {
-            views.push(view::load(&store, &series, r)?);
+    fn board(&mut self, lines: &[String]) {
+        use std::io::Write;
+        let mut s = String::new();
+        if self.drawn > 0 {
+            s.push_str(&format!("\x1b[{}A", self.drawn));
         }
-        super::print_json(&sarif::log(&views, None))?;
-        return Ok(Outcome::Ok);
-    }
-    if format == "json" {
-        super::print_json(&crate::spar::view::show_json(&store, &series, &shown)?)?;
-        return Ok(Outcome::Ok);
-    }
-    let mut docs = Vec::new();
-    for r in &shown {
-        let round = record::load_round(&store, &series, r)?;
-        let findings = record::load_findings(&store, &series, r)?;
-        let triage = series::triage_in_force(&store, &series, r)?;
-        docs.push((round, findings, triage));
-    }
-    {
-        for (r, f, t) in &docs {
-            out!("{}\n", crate::spar::summary::render_with_triage(r, f, t));
+        for l in lines {
+            s.push_str("\x1b[2K");
+            s.push_str(l);
+            s.push('\n');
         }
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(s.as_bytes());
+        let _ = err.flush();
+        self.drawn = lines.len();
     }
-    Ok(Outcome::Ok)
-}
-
-fn cmd_list(a: ListArgs) -> Result<Outcome> {
-    let store = Store::discover()?;
-    let series = store.refs_under(crate::store::refs::SPAR_SERIES)?;
-    let mut rows = Vec::new();
-    for (name, _) in series {
-        rows.push((name.clone(), record::round_names(&store, &name)?));
-    }
-    if a.json {
-        super::print_json(&json!({
-            "schema": "spar-list/v1",
-            "series": rows.iter().map(|(s, r)| json!({"series": s, "rounds": r})).collect::<Vec<_>>(),
-        }))?;
-    } else if rows.is_empty() {
-        eprintln!("spar: no series yet; run a round with `git spar run --base <rev>`");
-    } else {
-        for (s, r) in rows {
-            outln!("{s:<24} {}", r.join(" "));
-        }
-    }
-    Ok(Outcome::Ok)
-}
-
-fn cmd_triage(a: TriageArgs) -> Result<Outcome> {
-    let store = Store::discover()?;
-    let req = series::TriageRequest {
-        series: a.series,
-        round: a.round,
-        finding: a.finding,
-        disposition: a.disposition,
-        of: a.of,
-        evidence: a.evidence,
-        to: a.to,
-        user_quote: a.user_quote,
-        failed_before: a.failed_before,
-        passed_after: a.passed_after,
-        commit: a.commit,
-    };
-    let mut progress = |l: &str| eprintln!("{l}");
-    let entry = series::triage(&store, &req, &mut progress)?;
-    if a.json {
-        super::print_json(&entry)?;
-    } else {
-        outln!(
-            "spar: {} {} {}: {}",
-            req.series,
-            req.round,
-            req.finding,
-            req.disposition
-        );
-    }
-    Ok(Outcome::Ok)
-}
-
-fn cmd_waive(a: WaiveArgs) -> Result<Outcome> {
-    let store = Store::discover()?;
-    let mut progress = |l: &str| eprintln!("{l}");
-    let entry = series::waive(
-        &store,
-        &a.series,
-        &a.round,
-        &a.reviewer,
-        &a.user_quote,
-        &mut progress,
-    )?;
-    if a.json {
-        super::print_json(&entry)?;
-    } else {
-        outln!("spar: {} {} {}: waived", a.series, a.round, a.reviewer);
-    }
-    Ok(Outcome::Ok)
-}
-
-fn cmd_extend(a: ExtendArgs) -> Result<Outcome> {
-    let req = series::ExtendRequest {
-        series: a.series,
-        stage: a.stage,
-        by: a.by,
-        cause: a.cause,
-        reason: a.reason,
-    };
-    // Usage errors and refusals of G31 come before the repository is even opened.
-    series::check_extension(&req)?;
-    let store = Store::discover()?;
-    let mut progress = |l: &str| eprintln!("{l}");
-    let ext = series::extend(&store, &req, &mut progress)?;
-    if a.json {
-        super::print_json(&ext)?;
-    } else {
-        outln!(
-            "spar: {} {} cap extended by {}",
-            req.series,
-            ext.stage,
-            ext.by
-        );
-    }
-    Ok(Outcome::Ok)
-}
-
-fn cmd_cap_report(a: CapReportArgs) -> Result<Outcome> {
-    if a.format != "md" && a.format != "json" {
-        return Err(Error::usage(format!(
-            "--format {:?} is not md or json",
-            a.format
-        )));
-    }
-    round::check_series(&a.series)?;
-    let store = Store::discover()?;
-    if record::series_tip(&store, &a.series)?.is_none() {
-        return Err(
-            Error::refused(format!("series {} does not exist", a.series))
-                .hint("see `git spar list`"),
-        );
-    }
-    let root = store.workdir()?.to_path_buf();
-    let cfg = config::Config::load(&config::Env::from_process(root))?;
-    let caps = series::stage_caps(&store, &cfg, &a.series)?;
-    if a.format == "json" {
-        super::print_json(&series::caps_json(&a.series, &caps))?;
-    } else {
-        out!("{}", series::render_caps_md(&a.series, &caps));
-    }
-    Ok(Outcome::Ok)
 }
 
 /// The output format asked with `--format` (or `--json`), one of `allowed`.
@@ -758,110 +489,4 @@ fn output_format(format: Option<&str>, json: bool, allowed: &[&str]) -> Result<S
         )));
     }
     Ok(f.to_string())
-}
-
-fn cmd_report(a: ReportArgs) -> Result<Outcome> {
-    crate::report::check_out_file(&a.html)?;
-    let store = Store::discover()?;
-    let out = series::gate(
-        &store,
-        &series::GateRequest {
-            rounds: a.rounds.clone(),
-            expect_head: None,
-            out: None,
-        },
-    )?;
-    let views = view::load_targets(&store, &a.rounds)?;
-    let page = crate::report::spar::html_report(
-        &views,
-        &crate::report::spar::GateView {
-            passed: out.passed,
-            reasons: &out.reasons,
-            document: &out.document,
-        },
-    );
-    crate::store::atomic_write(&a.html, page.as_bytes())?;
-    outln!(
-        "spar: wrote {} ({} round{}, gate {})",
-        a.html.display(),
-        views.len(),
-        if views.len() == 1 { "" } else { "s" },
-        if out.passed { "passed" } else { "blocked" }
-    );
-    Ok(Outcome::Ok)
-}
-
-fn cmd_gate(a: GateArgs) -> Result<Outcome> {
-    let format = output_format(
-        a.format.as_deref(),
-        a.json,
-        &["text", "json", "sarif", "markdown"],
-    )?;
-    let store = Store::discover()?;
-    let out = series::gate(
-        &store,
-        &series::GateRequest {
-            rounds: a.rounds.clone(),
-            expect_head: a.expect_head,
-            out: a.out,
-        },
-    )?;
-    if format == "sarif" || format == "markdown" {
-        // The rounds that can be read; one that cannot is among the gate's reasons.
-        let views: Vec<_> = a
-            .rounds
-            .iter()
-            .filter_map(|t| {
-                let (s, r) = view::parse_target(t).ok()?;
-                view::load(&store, &s, &r).ok()
-            })
-            .collect();
-        if format == "sarif" {
-            super::print_json(&sarif::log(&views, Some(&out.document)))?;
-        } else {
-            out!(
-                "{}",
-                crate::report::spar::markdown(
-                    &views,
-                    &crate::report::spar::GateView {
-                        passed: out.passed,
-                        reasons: &out.reasons,
-                        document: &out.document,
-                    }
-                )
-            );
-        }
-    } else if format == "json" {
-        super::print_json(&out.document)?;
-    } else {
-        // One write: a gate over hundreds of rounds prints a line for each.
-        use std::fmt::Write as _;
-        let mut text = String::new();
-        let verdict = if out.passed { "passed" } else { "blocked" };
-        let _ = writeln!(text, "spar gate: {verdict}");
-        for r in &out.reasons {
-            let _ = writeln!(text, "{r}");
-        }
-        let deferred = out.document["auto_deferred"].as_u64().unwrap_or(0);
-        let _ = writeln!(text, "auto_deferred: {deferred}");
-        if let Some(growth) = out.document["growth"].as_array() {
-            for g in growth {
-                let _ = writeln!(
-                    text,
-                    "growth {}:{}: {} finding(s), {} in check paths, {} outside",
-                    g["series"].as_str().unwrap_or(""),
-                    g["round"].as_str().unwrap_or(""),
-                    g["findings"],
-                    g["in_check_paths"],
-                    g["outside_check_paths"]
-                );
-            }
-        }
-        out!("{text}");
-    }
-    Ok(if out.passed {
-        Outcome::Ok
-    } else {
-        Outcome::Blocked
-    })
 }

@@ -1,0 +1,149 @@
+//! The names spar's records are found by: a series (one ref component under
+//! `refs/spar/series/`) and a round of it (`<stage>-<n>`). A name is checked once, where a
+//! command or a tool takes it; below that it travels as the type, never re-checked.
+
+use std::fmt;
+
+use super::vocab::Stage;
+use crate::error::{Error, Result};
+
+/// A series name: one ref component of at most 100 characters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SeriesId(String);
+
+impl SeriesId {
+    /// Checks a series name given by a person or a tool (a usage error otherwise).
+    pub fn new(series: &str) -> Result<SeriesId> {
+        SeriesId::check(series)?;
+        Ok(SeriesId(series.to_string()))
+    }
+
+    /// Whether `series` may name a series, without keeping it.
+    pub fn check(series: &str) -> Result<()> {
+        if series.len() > 100 {
+            return Err(Error::usage(format!(
+                "series {series:?} is too long: at most 100 characters"
+            )));
+        }
+        match crate::contract::schema::id_rule_broken(series) {
+            None => Ok(()),
+            Some(rule) => Err(Error::usage(format!(
+                "series {series:?} is not valid: {rule}"
+            ))),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for SeriesId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for SeriesId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for SeriesId {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Parses `<series>:<round>` as `gate`, `report` and `show` name a round (a usage error
+/// otherwise: it is not a round at all).
+pub fn parse_target(t: &str) -> Result<(String, String)> {
+    match t.split_once(':') {
+        Some((s, r)) if !s.is_empty() && !r.is_empty() => {
+            SeriesId::check(s)?;
+            Ok((s.to_string(), r.to_string()))
+        }
+        _ => Err(Error::usage(format!(
+            "{t:?} is not <series>:<round> (e.g. my-branch:code-1)"
+        ))),
+    }
+}
+
+/// The name of a round in its series: `<stage>-<n>` as `git spar run` names it. A round
+/// named otherwise (a hand-made record) is still readable; it has no number.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RoundName(String);
+
+impl RoundName {
+    /// The `n`-th round of `stage`.
+    pub fn numbered(stage: Stage, n: usize) -> RoundName {
+        RoundName(format!("{stage}-{n}"))
+    }
+
+    /// A round name as recorded or given (`<series>:<round>`); it only has to be non-empty.
+    pub fn new(round: &str) -> Result<RoundName> {
+        if round.is_empty() {
+            return Err(Error::usage("the round name is empty"));
+        }
+        Ok(RoundName(round.to_string()))
+    }
+
+    /// The stage part of a recorded round name (`code` of `code-3`).
+    pub fn stage_of(name: &str) -> Option<&str> {
+        name.rsplit_once('-').map(|(s, _)| s)
+    }
+
+    /// The number of a round name `<stage>-<n>` (0 when it has none), so `code-10` follows
+    /// `code-9`.
+    pub fn number_of(name: &str) -> u64 {
+        name.rsplit_once('-')
+            .and_then(|(_, n)| n.parse().ok())
+            .unwrap_or(0)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for RoundName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::ops::Deref for RoundName {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn series_names_are_one_ref_component() {
+        assert!(SeriesId::new("feature-x").is_ok());
+        assert!(SeriesId::new("a/b").is_err());
+        assert!(SeriesId::new(&"x".repeat(101)).is_err());
+        assert_eq!(SeriesId::new("s").unwrap().as_str(), "s");
+    }
+
+    #[test]
+    fn round_names() {
+        assert_eq!(
+            RoundName::numbered(Stage::PlanDelta, 2).as_str(),
+            "plan-delta-2"
+        );
+        assert_eq!(RoundName::stage_of("plan-delta-2"), Some("plan-delta"));
+        assert!(RoundName::number_of("code-10") > RoundName::number_of("code-9"));
+        assert_eq!(RoundName::number_of("plan-delta-2"), 2);
+        assert_eq!(RoundName::number_of("odd"), 0);
+    }
+}

@@ -1,0 +1,617 @@
+//! The gate: whether the listed rounds let the change go on, decided from the rounds' gate
+//! facts or, when those cannot be trusted, from every record; `gate --out` (G28).
+
+use super::*;
+
+/// The schema of the file `git spar gate --out` writes.
+pub const GATE_SCHEMA: &str = "review-gate/v1";
+
+/// What `git spar gate` was asked.
+#[derive(Debug, Clone, Default)]
+pub struct GateRequest {
+    /// `<series>:<round>` in the order given.
+    pub rounds: Vec<String>,
+    pub expect_head: Option<String>,
+    pub out: Option<PathBuf>,
+}
+
+/// The gate's decision and everything it reports.
+#[derive(Debug, Clone)]
+pub struct GateOutcome {
+    pub passed: bool,
+    pub document: Value,
+    pub reasons: Vec<String>,
+}
+
+/// G28 for `gate --out`: inside any git repository the file must be ignored by every
+/// repository around it; an existing file must be a previous gate file, whose digest is kept.
+pub(super) fn check_gate_out(
+    out: &Path,
+    listed: &[(String, String)],
+) -> Result<(PathBuf, Option<String>)> {
+    let abs = crate::spar::absolute(out)?;
+    let shown = out.display();
+    let previous = match std::fs::symlink_metadata(&abs) {
+        Err(_) => None,
+        Ok(m) if !m.is_file() => {
+            return Err(Error::refused(format!(
+                "--out {shown}: exists and is not a regular file"
+            )))
+        }
+        Ok(_) => {
+            let bytes = std::fs::read(&abs).ctx(format!("reading {shown}"))?;
+            let is_gate = serde_json::from_slice::<Value>(&bytes)
+                .ok()
+                .is_some_and(|v| v.get("schema").and_then(Value::as_str) == Some(GATE_SCHEMA));
+            if !is_gate {
+                return Err(Error::refused(format!(
+                    "--out {shown}: exists and is not a {GATE_SCHEMA} file"
+                ))
+                .hint("name a new file, or a gate file written before"));
+            }
+            Some(sha256_hex(&bytes))
+        }
+    };
+    let mut dir = abs.parent().map(Path::to_path_buf);
+    while let Some(d) = dir {
+        // Not inside the folder of a listed round (a round exported with `run --out`).
+        if let Ok(bytes) = std::fs::read(d.join("round.json")) {
+            if let Ok(r) = serde_json::from_slice::<Round>(&bytes) {
+                if listed.iter().any(|(s, n)| *s == r.series && *n == r.round) {
+                    return Err(Error::refused(format!(
+                        "--out {shown}: inside the folder of round {}:{}",
+                        r.series, r.round
+                    )));
+                }
+            }
+        }
+        if d.join(".git").exists() {
+            let rel = abs.strip_prefix(&d).unwrap_or(&abs);
+            match Store::ignores(&d, rel.as_os_str())? {
+                Some(true) => {}
+                Some(false) => {
+                    return Err(Error::refused(format!(
+                        "--out {shown}: it is inside the git repository {} and not ignored there (or tracked)",
+                        d.display()
+                    ))
+                    .hint("choose a file outside the repository, or one its .gitignore ignores"))
+                }
+                None => {
+                    return Err(Error::refused(format!(
+                        "--out {shown}: git cannot tell whether {} ignores it",
+                        d.display()
+                    )))
+                }
+            }
+        }
+        dir = d.parent().map(Path::to_path_buf);
+    }
+    Ok((abs, previous))
+}
+
+/// One listed round that could be read.
+pub(super) struct Listed {
+    pub(super) round: Round,
+    pub(super) findings: Rc<Vec<Finding>>,
+    pub(super) order: usize,
+}
+
+/// Decides the gate over the listed rounds. Never locks (G33): a record that cannot be read,
+/// e.g. one being written, is a blocked reason.
+pub fn gate(store: &Store, req: &GateRequest) -> Result<GateOutcome> {
+    if req.rounds.is_empty() {
+        return Err(Error::usage("name at least one round as <series>:<round>"));
+    }
+    let mut targets = Vec::new();
+    for t in &req.rounds {
+        targets.push(parse_target(t)?);
+    }
+    let out = match &req.out {
+        Some(o) => Some(check_gate_out(o, &targets)?),
+        None => None,
+    };
+    // The decision is a function of the series tips, the list and --expect-head: a gate asked
+    // again (every push) reads one small file instead of every round.
+    let cache = GateCache::new(store, &targets, req.expect_head.as_deref());
+    let (passed, reasons, mut document) = match cache.as_ref().and_then(|c| c.read()) {
+        Some(hit) => hit,
+        None => {
+            let decided = decide(store, req, &targets)?;
+            if let Some(c) = &cache {
+                c.write(&decided);
+            }
+            decided
+        }
+    };
+    document["at"] = json!(now());
+    if let Some((path, previous)) = out {
+        document["previous_gate_digest"] = json!(previous);
+        store::atomic_write(&path, &record::pretty(&document))?;
+    }
+    Ok(GateOutcome {
+        passed,
+        document,
+        reasons,
+    })
+}
+
+pub(super) type Decided = (bool, Vec<String>, Value);
+
+/// The gate's decision over the listed rounds, without the time it was asked at: from the
+/// rounds' gate facts ([`facts::view`]), or by reading every record when a listed round names
+/// another series or round inside its `round.json` than where it is (only a hand-made record
+/// does), or when the facts cannot be read.
+pub(super) fn decide(
+    store: &Store,
+    req: &GateRequest,
+    targets: &[(String, String)],
+) -> Result<Decided> {
+    let mut views: BTreeMap<String, facts::View> = BTreeMap::new();
+    for (s, _) in targets {
+        if views.contains_key(s) {
+            continue;
+        }
+        match facts::view(store, s) {
+            Ok(v) => {
+                views.insert(s.clone(), v);
+            }
+            Err(_) => return decide_reading_records(store, req, targets),
+        }
+    }
+    let odd = targets.iter().any(|(s, r)| {
+        views[s].facts.get(r).is_some_and(|f| {
+            f.round_error.is_none() && (f.series_named != *s || f.round_named != *r)
+        })
+    });
+    if odd {
+        return decide_reading_records(store, req, targets);
+    }
+    Ok(decide_from_facts(store, req, targets, &views))
+}
+
+/// Whether a finding no longer blocks, from the facts of its series: a class that never blocks,
+/// a resolving disposition, or a duplicate whose chain ends in a resolved finding. A cycle or a
+/// missing target stays open.
+pub(super) fn resolved_by_facts(
+    view: &facts::View,
+    round: &str,
+    id: &str,
+    seen: &mut Vec<(String, String)>,
+) -> bool {
+    let key = (round.to_string(), id.to_string());
+    if seen.contains(&key) {
+        return false;
+    }
+    seen.push(key);
+    let Some(f) = view.facts.get(round) else {
+        return false;
+    };
+    if f.findings_error.is_some() || f.ledger_error.is_some() {
+        return false;
+    }
+    let Some(blocking) = f.finding(id) else {
+        return false;
+    };
+    match f.in_force.get(id) {
+        None => !blocking,
+        Some((disposition, of)) => match Disposition::parse(disposition) {
+            Some(Disposition::Duplicate) => match of {
+                Some((r, of)) => resolved_by_facts(view, r, of, seen),
+                None => false,
+            },
+            Some(_) => true,
+            None => !blocking,
+        },
+    }
+}
+
+/// [`decide_reading_records`] from the gate facts: the same reasons in the same order.
+pub(super) fn decide_from_facts(
+    store: &Store,
+    req: &GateRequest,
+    targets: &[(String, String)],
+    views: &BTreeMap<String, facts::View>,
+) -> Decided {
+    let mut reasons: Vec<String> = Vec::new();
+    // (order, series, round, facts) of each listed round that could be read.
+    let mut listed: Vec<(usize, &str, &str, &facts::RoundFacts)> = Vec::new();
+    for (i, (s, r)) in targets.iter().enumerate() {
+        let Some(f) = views[s].facts.get(r) else {
+            reasons.push(format!(
+                "{s}:{r}: cannot be read: {}",
+                record::not_recorded(s, r).message
+            ));
+            continue;
+        };
+        if let Some(e) = &f.round_error {
+            reasons.push(format!("{s}:{r}: cannot be read: {e}"));
+            continue;
+        }
+        if f.dry_run {
+            reasons.push(format!("{s}:{r}: is a dry run; no reviewer ran"));
+            continue;
+        }
+        if f.stopped() {
+            reasons.push(format!(
+                "{s}:{r}: stopped before recording findings (counts as a dry run)"
+            ));
+            continue;
+        }
+        if let Some(e) = &f.findings_error {
+            reasons.push(format!("{s}:{r}: cannot be read: {e}"));
+            continue;
+        }
+        listed.push((i, s, r, f));
+    }
+
+    // Every recorded round of each named series must be in the list.
+    let series_names: Vec<&str> = views.keys().map(String::as_str).collect();
+    let wanted: std::collections::HashSet<(&str, &str)> = targets
+        .iter()
+        .map(|(s, r)| (s.as_str(), r.as_str()))
+        .collect();
+    for s in &series_names {
+        let view = &views[*s];
+        for n in &view.names {
+            if wanted.contains(&(*s, n.as_str())) {
+                continue;
+            }
+            let skip = view
+                .facts
+                .get(n)
+                .is_some_and(|f| f.round_error.is_none() && (f.dry_run || f.stopped()));
+            if !skip {
+                reasons.push(format!(
+                    "{s}: round {n} of the series is not in the gate list"
+                ));
+            }
+        }
+    }
+
+    // A history that replaced a completed reviewer's result (a commit written by hand: `git
+    // spar record` refuses it) blocks, whatever the tip says now; so do gate facts written by
+    // hand that say what the records do not.
+    for s in &series_names {
+        reasons.extend(views[*s].history.iter().cloned());
+        reasons.extend(views[*s].lies.iter().cloned());
+    }
+
+    // The newest listed round of each stage: every reviewer completed or waived.
+    let mut newest: BTreeMap<(&str, &str), (&str, &facts::RoundFacts)> = BTreeMap::new();
+    for (_, s, r, f) in &listed {
+        let key = (*s, f.stage.as_str());
+        let later = newest
+            .get(&key)
+            .is_none_or(|(n, _)| RoundName::number_of(r) >= RoundName::number_of(n));
+        if later {
+            newest.insert(key, (r, f));
+        }
+    }
+    for ((s, _), (r, f)) in &newest {
+        if let Some(e) = &f.waivers_error {
+            reasons.push(format!("{s}:{r}: {e}"));
+        }
+        for (name, status) in &f.reviewers {
+            if *status != Status::Completed && !f.waived.contains(name) {
+                reasons.push(format!(
+                    "{s}:{r}: required reviewer {name} is {status} and not waived"
+                ));
+            }
+        }
+    }
+
+    // Open blocking findings, duplicates followed to their end.
+    let mut open_count = 0usize;
+    for (_, s, r, f) in &listed {
+        if let Some(e) = &f.ledger_error {
+            reasons.push(format!("{s}:{r}: {e}"));
+            continue;
+        }
+        for (id, class, claim) in &f.blocking {
+            if !resolved_by_facts(&views[*s], r, id, &mut Vec::new()) {
+                open_count += 1;
+                reasons.push(format!("{s}:{r}: {id} ({class}) is open: {claim}"));
+            }
+        }
+    }
+
+    // The change must not have moved after review (G27).
+    let newest_head = listed
+        .iter()
+        .max_by(|a, b| a.3.started_at.cmp(&b.3.started_at).then(a.0.cmp(&b.0)))
+        .map(|l| l.3.head.clone());
+    let mut expect = Value::Null;
+    if let Some(rev) = &req.expect_head {
+        match store.resolve_commit(rev) {
+            Err(e) => reasons.push(format!("--expect-head {rev:?}: {}", e.message)),
+            Ok(id) => {
+                let id = id.to_string();
+                expect = json!(id);
+                if let Some(h) = &newest_head {
+                    if *h != id {
+                        reasons.push(format!(
+                            "--expect-head {rev} is {id}, but the newest round reviewed {h}: the change moved after review"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    let auto_deferred: u64 = listed.iter().map(|l| l.3.auto_deferred).sum();
+    let growth: Vec<Value> = listed
+        .iter()
+        .map(|(_, s, r, f)| {
+            json!({
+                "series": s,
+                "round": r,
+                "stage": f.stage,
+                "findings": f.findings,
+                "in_check_paths": f.in_check_paths,
+                "outside_check_paths": f.findings - f.in_check_paths,
+            })
+        })
+        .collect();
+    let mut uncovered: Vec<String> = listed
+        .iter()
+        .flat_map(|l| l.3.standpoints_uncovered.iter().cloned())
+        .collect();
+    uncovered.sort();
+    uncovered.dedup();
+    finish_decision(
+        targets,
+        reasons,
+        newest_head,
+        expect,
+        open_count,
+        auto_deferred as usize,
+        growth,
+        uncovered,
+    )
+}
+
+/// The decision document from what the gate found.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn finish_decision(
+    targets: &[(String, String)],
+    reasons: Vec<String>,
+    newest_head: Option<String>,
+    expect: Value,
+    open_count: usize,
+    auto_deferred: usize,
+    growth: Vec<Value>,
+    uncovered: Vec<String>,
+) -> Decided {
+    // One reason per line, whatever a reviewer's claim or an error message holds.
+    let reasons: Vec<String> = reasons
+        .into_iter()
+        .map(|r| r.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    let passed = reasons.is_empty();
+    let document = json!({
+        "schema": GATE_SCHEMA,
+        "result": if passed { "passed" } else { "blocked" },
+        "reasons": reasons,
+        "rounds": targets.iter().map(|(s, r)| format!("{s}:{r}")).collect::<Vec<_>>(),
+        "head": newest_head,
+        "expect_head": expect,
+        "open_findings": open_count,
+        "auto_deferred": auto_deferred,
+        "growth": growth,
+        "standpoints_uncovered": uncovered,
+        "previous_gate_digest": Value::Null,
+        "at": Value::Null,
+    });
+    (passed, reasons, document)
+}
+
+/// The gate's decision read from every listed round's records and the series' whole history.
+pub(super) fn decide_reading_records(
+    store: &Store,
+    req: &GateRequest,
+    targets: &[(String, String)],
+) -> Result<Decided> {
+    let mut reasons: Vec<String> = Vec::new();
+    let mut listed: Vec<Listed> = Vec::new();
+    for (i, (s, r)) in targets.iter().enumerate() {
+        let round = match record::load_round(store, s, r) {
+            Ok(x) => x,
+            Err(e) => {
+                reasons.push(format!("{s}:{r}: cannot be read: {}", e.message));
+                continue;
+            }
+        };
+        if round.dry_run {
+            reasons.push(format!("{s}:{r}: is a dry run; no reviewer ran"));
+            continue;
+        }
+        match stopped(store, s, &round) {
+            Ok(true) => {
+                reasons.push(format!(
+                    "{s}:{r}: stopped before recording findings (counts as a dry run)"
+                ));
+                continue;
+            }
+            Ok(false) => {}
+            Err(e) => {
+                reasons.push(format!("{s}:{r}: cannot be read: {}", e.message));
+                continue;
+            }
+        }
+        let findings = match record::load_findings(store, s, r) {
+            Ok(f) => f,
+            Err(e) => {
+                reasons.push(format!("{s}:{r}: cannot be read: {}", e.message));
+                continue;
+            }
+        };
+        listed.push(Listed {
+            round,
+            findings: Rc::new(findings),
+            order: i,
+        });
+    }
+
+    // Every recorded round of each named series must be in the list.
+    let mut series_names: Vec<&str> = targets.iter().map(|(s, _)| s.as_str()).collect();
+    series_names.dedup();
+    series_names.sort();
+    series_names.dedup();
+    for s in &series_names {
+        let names = match record::round_names(store, s) {
+            Ok(n) => n,
+            Err(e) => {
+                reasons.push(format!("{s}: cannot be read: {}", e.message));
+                continue;
+            }
+        };
+        for n in names {
+            if targets.iter().any(|(ts, tr)| ts == s && *tr == n) {
+                continue;
+            }
+            let skip = match record::load_round(store, s, &n) {
+                Ok(r) => r.dry_run || stopped(store, s, &r).unwrap_or(false),
+                Err(_) => false,
+            };
+            if !skip {
+                reasons.push(format!(
+                    "{s}: round {n} of the series is not in the gate list"
+                ));
+            }
+        }
+    }
+
+    // A history that replaced a completed reviewer's result (a commit written by hand: `git
+    // spar record` refuses it) blocks, whatever the tip says now.
+    for s in &series_names {
+        match record::series_tip(store, s) {
+            Ok(Some(tip)) => match record::replaced_results(store, s, tip) {
+                Ok(found) => reasons.extend(found),
+                Err(e) => reasons.push(format!("{s}: its history cannot be read: {}", e.message)),
+            },
+            Ok(None) => {}
+            Err(e) => reasons.push(format!("{s}: cannot be read: {}", e.message)),
+        }
+    }
+
+    // The newest listed round of each stage: every reviewer completed or waived.
+    let mut newest: BTreeMap<(String, String), &Listed> = BTreeMap::new();
+    for l in &listed {
+        let key = (l.round.series.clone(), l.round.stage.clone());
+        let later = newest.get(&key).is_none_or(|n| {
+            RoundName::number_of(&l.round.round) >= RoundName::number_of(&n.round.round)
+        });
+        if later {
+            newest.insert(key, l);
+        }
+    }
+    for l in newest.values() {
+        let (s, r) = (&l.round.series, &l.round.round);
+        let waived = match read_waivers(store, s, r) {
+            Ok((_, w)) => w,
+            Err(e) => {
+                reasons.push(format!("{s}:{r}: {e}"));
+                Vec::new()
+            }
+        };
+        for rev in &l.round.reviewers {
+            if rev.status != Status::Completed && !waived.contains(&rev.name) {
+                reasons.push(format!(
+                    "{s}:{r}: required reviewer {} is {} and not waived",
+                    rev.name, rev.status
+                ));
+            }
+        }
+    }
+
+    // Open blocking findings, duplicates followed to their end.
+    let mut views: HashMap<String, Series<'_>> = HashMap::new();
+    let mut open_count = 0usize;
+    for l in &listed {
+        let (s, r) = (l.round.series.clone(), l.round.round.clone());
+        let view = views
+            .entry(s.clone())
+            .or_insert_with(|| Series::new(store, &s));
+        // Parsed once: the listed round's findings are the ones at its path.
+        if targets.get(l.order) == Some(&(s.clone(), r.clone())) {
+            view.know(&r, l.findings.clone());
+        }
+        if let Err(e) = view.state(&r) {
+            reasons.push(format!("{s}:{r}: {e}"));
+            continue;
+        }
+        for f in l.findings.iter() {
+            if Class::name_blocks(&f.class) && !view.resolved(&r, &f.id, &mut Vec::new()) {
+                open_count += 1;
+                reasons.push(format!(
+                    "{s}:{r}: {} ({}) is open: {}",
+                    f.id, f.class, f.claim
+                ));
+            }
+        }
+    }
+
+    // The change must not have moved after review (G27).
+    let newest_head = listed
+        .iter()
+        .max_by(|a, b| {
+            a.round
+                .started_at
+                .cmp(&b.round.started_at)
+                .then(a.order.cmp(&b.order))
+        })
+        .map(|l| l.round.head.clone());
+    let mut expect = Value::Null;
+    if let Some(rev) = &req.expect_head {
+        match store.resolve_commit(rev) {
+            Err(e) => reasons.push(format!("--expect-head {rev:?}: {}", e.message)),
+            Ok(id) => {
+                let id = id.to_string();
+                expect = json!(id);
+                if let Some(h) = &newest_head {
+                    if *h != id {
+                        reasons.push(format!(
+                            "--expect-head {rev} is {id}, but the newest round reviewed {h}: the change moved after review"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    let auto_deferred = listed
+        .iter()
+        .flat_map(|l| l.findings.iter())
+        .filter(|f| f.auto_deferred)
+        .count();
+    let growth: Vec<Value> = listed
+        .iter()
+        .map(|l| {
+            let inside = l.findings.iter().filter(|f| f.in_check_paths).count();
+            json!({
+                "series": l.round.series,
+                "round": l.round.round,
+                "stage": l.round.stage,
+                "findings": l.findings.len(),
+                "in_check_paths": inside,
+                "outside_check_paths": l.findings.len() - inside,
+            })
+        })
+        .collect();
+    let mut uncovered: Vec<String> = listed
+        .iter()
+        .flat_map(|l| l.round.standpoints_uncovered.iter().cloned())
+        .collect();
+    uncovered.sort();
+    uncovered.dedup();
+    Ok(finish_decision(
+        targets,
+        reasons,
+        newest_head,
+        expect,
+        open_count,
+        auto_deferred,
+        growth,
+        uncovered,
+    ))
+}

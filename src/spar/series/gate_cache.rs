@@ -1,0 +1,89 @@
+//! The gate's decisions kept on disk, so a gate asked again over the same records reads one
+//! small file instead of every round.
+
+use super::*;
+
+/// Where a gate's decision is kept: `<common dir>/spar/cache/gate/<key>.json`, the key being
+/// the sha256 of this build, the listed rounds, the tip of each of their series and what
+/// `--expect-head` resolves to. A newer record moves a tip, so it is never served stale; an
+/// entry that cannot be read is decided again.
+pub(super) struct GateCache {
+    pub(super) path: PathBuf,
+}
+
+/// Entries kept; the oldest are removed beyond this.
+pub(super) const GATE_CACHE_ENTRIES: usize = 64;
+
+impl GateCache {
+    pub(super) fn new(
+        store: &Store,
+        targets: &[(String, String)],
+        expect: Option<&str>,
+    ) -> Option<GateCache> {
+        let mut series: Vec<&str> = targets.iter().map(|(s, _)| s.as_str()).collect();
+        series.sort();
+        series.dedup();
+        let mut tips = Vec::new();
+        for s in series {
+            let tip = record::series_tip(store, s).ok()?;
+            tips.push(json!([s, tip.map(|t| t.to_string())]));
+        }
+        let expect = expect.map(|rev| match store.resolve_commit(rev) {
+            Ok(id) => json!({"rev": rev, "id": id.to_string()}),
+            Err(e) => json!({"rev": rev, "error": e.message}),
+        });
+        let key = json!({
+            "cache": "spar-gate/1",
+            "build": crate::BUILD_ID,
+            "rounds": targets,
+            "tips": tips,
+            "expect_head": expect,
+        });
+        let digest = sha256_hex(key.to_string().as_bytes());
+        Some(GateCache {
+            path: store
+                .common_dir()
+                .join("spar/cache/gate")
+                .join(format!("{digest}.json")),
+        })
+    }
+
+    pub(super) fn read(&self) -> Option<Decided> {
+        let mut v: Value = serde_json::from_slice(&std::fs::read(&self.path).ok()?).ok()?;
+        let reasons = v["reasons"]
+            .as_array()?
+            .iter()
+            .map(|r| r.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()?;
+        let document = v.get_mut("document")?.take();
+        if document.get("schema").and_then(Value::as_str) != Some(GATE_SCHEMA) {
+            return None;
+        }
+        Some((v["passed"].as_bool()?, reasons, document))
+    }
+
+    /// Best effort: a repository that cannot be written still gets its gate decided.
+    pub(super) fn write(&self, (passed, reasons, document): &Decided) {
+        let entry = json!({"passed": passed, "reasons": reasons, "document": document});
+        if store::cache_write(&self.path, entry.to_string().as_bytes()).is_err() {
+            return;
+        }
+        let Some(dir) = self.path.parent() else {
+            return;
+        };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+            .collect();
+        if files.len() > GATE_CACHE_ENTRIES {
+            files.sort();
+            for (_, old) in &files[..files.len() - GATE_CACHE_ENTRIES] {
+                let _ = std::fs::remove_file(old);
+            }
+        }
+    }
+}
