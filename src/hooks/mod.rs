@@ -77,10 +77,6 @@ fn is_ours(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
-fn is_executable(path: &Path) -> bool {
-    crate::process::is_executable(path)
-}
-
 fn read(path: &Path) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
@@ -322,13 +318,13 @@ fn file_mode(path: &Path) -> Option<u32> {
 /// project's `node_modules`.
 fn lefthook_bin(top: &Path) -> Option<PathBuf> {
     if let Some(b) = std::env::var_os("LEFTHOOK_BIN").map(PathBuf::from) {
-        if is_executable(&b) {
+        if crate::process::is_executable(&b) {
             return Some(b);
         }
     }
     find_on_path("lefthook").or_else(|| {
         let p = top.join("node_modules/.bin/lefthook");
-        is_executable(&p).then_some(p)
+        crate::process::is_executable(&p).then_some(p)
     })
 }
 
@@ -598,7 +594,7 @@ fn plan_script(plan: &mut Plan, dir: &Path, name: &str, script: &str) -> Result<
         plan.ops
             .push(Op::Write(p.to_path_buf(), script.to_string(), 0o755));
     };
-    let current = |p: &Path| read(p).as_deref() == Some(script) && is_executable(p);
+    let current = |p: &Path| read(p).as_deref() == Some(script) && crate::process::is_executable(p);
 
     // The loop an older install could build: ours at <hook>, pre-commit's shim kept as
     // .local, and ours again as .legacy. Put pre-commit's shim back and keep ours as .legacy.
@@ -955,7 +951,7 @@ pub fn status(store: &Store) -> Status {
                     "missing"
                 } else if !is_ours(&p) {
                     "foreign"
-                } else if !is_executable(&p) {
+                } else if !crate::process::is_executable(&p) {
                     "not-executable"
                 } else if read(&p).as_deref() != Some(*script) {
                     hp.push(format!(
@@ -974,7 +970,7 @@ pub fn status(store: &Store) -> Status {
             also.push(format!(
                 "{name}.local (the hook that was there before ours)"
             ));
-            if !is_executable(&local) {
+            if !crate::process::is_executable(&local) {
                 hp.push(format!(
                     "{name}.local is not executable, so it is skipped as git would skip it"
                 ));

@@ -14,7 +14,7 @@ pub const ROUND_SCHEMA: &str = "review-round/v1";
 
 /// The ref of a series.
 pub fn series_ref(series: &str) -> String {
-    format!("{}{series}", refs::SPAR_SERIES)
+    refs::Namespace::SparSeries.name(series)
 }
 
 /// One reviewer of a round, as recorded.
@@ -315,15 +315,11 @@ pub fn parse_findings(series: &str, round: &str, bytes: &[u8]) -> Result<Vec<Fin
 /// Takes the series lock (G33) that every write of a series holds from its checks to its commit,
 /// telling the user (`say`) when another write holds it.
 pub fn lock_series(store: &Store, series: &str, say: &mut dyn FnMut(&str)) -> Result<store::Lock> {
-    store::lock(
-        store.common_dir(),
-        &format!("spar/locks/{series}.lock"),
-        || {
-            say(&format!(
-                "spar: waiting for another write of {series} to finish"
-            ))
-        },
-    )
+    store.lock(&store::LockName::series(series), || {
+        say(&format!(
+            "spar: waiting for another write of {series} to finish"
+        ))
+    })
 }
 
 /// Every series of the repository with its round names (`git spar list`).

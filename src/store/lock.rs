@@ -115,7 +115,7 @@ impl Drop for Lock {
 
 /// Takes the exclusive lock `<common_dir>/<relative>` if it is free; None when another process
 /// holds it (nothing waits). Outside the store, use [`Store::try_lock`] with a [`LockName`].
-pub fn try_lock(common_dir: &Path, relative: &str) -> Result<Option<Lock>> {
+pub(super) fn try_lock(common_dir: &Path, relative: &str) -> Result<Option<Lock>> {
     let path = common_dir.join(relative);
     let file = open(&path)?;
     match file.try_lock_exclusive() {
@@ -140,7 +140,7 @@ fn open(path: &Path) -> Result<File> {
 /// Takes the exclusive lock `<common_dir>/<relative>`, creating folders as needed. When another
 /// process holds it, `waiting` is called once and the call blocks until the lock is free.
 /// Outside the store, use [`Store::lock`] with a [`LockName`] (spar's last callers move to it).
-pub fn lock(common_dir: &Path, relative: &str, waiting: impl FnOnce()) -> Result<Lock> {
+pub(super) fn lock(common_dir: &Path, relative: &str, waiting: impl FnOnce()) -> Result<Lock> {
     let path = common_dir.join(relative);
     let file = open(&path)?;
     if file.try_lock_exclusive().is_err() {

@@ -17,7 +17,7 @@ mod reftable;
 mod review;
 
 pub use atomic::{atomic_write, atomic_write_mode, cache_append, cache_write};
-pub use lock::{lock, try_lock, Lock, LockName};
+pub use lock::{Lock, LockName};
 #[cfg(test)]
 pub use porcelain::temp_repo;
 pub use porcelain::RemoteOutcome;
@@ -1309,10 +1309,9 @@ impl Store {
     }
 
     /// Runs `git` with `args` in the work tree (or git dir) and returns stdout. Used only off
-    /// the hot path, where git's own porcelain is the reference (work-tree status). Outside the
-    /// store only spar's remaining calls use it; a new need gets a named function
-    /// (`porcelain.rs`) instead.
-    pub fn git(&self, args: &[&str]) -> Result<String> {
+    /// the hot path, where git's own porcelain is the reference (work-tree status). Private to
+    /// the store: a need elsewhere gets a named function (`porcelain.rs`, `review.rs`).
+    fn git(&self, args: &[&str]) -> Result<String> {
         self.git_with(args, &[])
     }
 
