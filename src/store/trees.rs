@@ -1,0 +1,416 @@
+//! Reading trees: files and folders at a path, a tree's entries and blobs, what differs
+//! between two trees, and a tree written out into a folder. Each tree read is decoded once per
+//! store ([`Store::tree_index`]), so a command that reads many files of one record looks each
+//! folder up once.
+
+use std::path::Path;
+
+use gix::bstr::ByteSlice;
+use gix::objs::tree::EntryKind;
+
+use super::*;
+use crate::error::{Context, Error, Result};
+
+impl Store {
+    /// The bytes of `path` in the tree of `commit`, or None when there is no such file.
+    pub fn read_file(&self, commit: ObjectId, path: &str) -> Result<Option<Vec<u8>>> {
+        let tree_id = self.tree_of(commit)?;
+        self.read_file_in_tree(tree_id, path)
+    }
+
+    /// The bytes of `path` in `tree`, or None.
+    pub fn read_file_in_tree(&self, tree: ObjectId, path: &str) -> Result<Option<Vec<u8>>> {
+        let mut current = tree;
+        let mut parts = path.split('/').filter(|p| !p.is_empty()).peekable();
+        while let Some(name) = parts.next() {
+            let index = self.tree_index(current)?;
+            let Some(&(id, nature)) = index.get(name.as_bytes()) else {
+                return Ok(None);
+            };
+            match (parts.peek().is_none(), nature) {
+                (true, EntryNature::Blob) => {
+                    let blob = self.repo.find_blob(id).ctx(format!("reading {path}"))?;
+                    return Ok(Some(blob.data.clone()));
+                }
+                (false, EntryNature::Tree) => current = id,
+                _ => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+
+    /// The entries of `tree` by name, read once per store.
+    fn tree_index(&self, tree: ObjectId) -> Result<std::rc::Rc<TreeIndex>> {
+        if let Some(index) = self.trees.borrow().get(&tree) {
+            return Ok(index.clone());
+        }
+        let t = self
+            .repo
+            .find_tree(tree)
+            .ctx(format!("reading tree {tree}"))?;
+        let mut index = TreeIndex::new();
+        for entry in t.iter() {
+            let entry = entry.ctx(format!("reading tree {tree}"))?;
+            let mode = entry.mode();
+            let nature = if mode.is_blob() {
+                EntryNature::Blob
+            } else if mode.is_tree() {
+                EntryNature::Tree
+            } else {
+                EntryNature::Other
+            };
+            index.insert(entry.filename().to_vec(), (entry.oid().to_owned(), nature));
+        }
+        let index = std::rc::Rc::new(index);
+        self.trees.borrow_mut().insert(tree, index.clone());
+        Ok(index)
+    }
+
+    /// A tree made from `base` (None: empty) with `files` upserted by blob id.
+    pub fn tree_with_blobs(
+        &self,
+        base: Option<ObjectId>,
+        files: &[(String, ObjectId)],
+    ) -> Result<ObjectId> {
+        let base = base.unwrap_or_else(|| ObjectId::empty_tree(self.repo.object_hash()));
+        let mut editor = self.repo.edit_tree(base).ctx("preparing a tree")?;
+        for (path, blob) in files {
+            editor
+                .upsert(path.as_str(), EntryKind::Blob, *blob)
+                .ctx(format!("adding {path} to a tree"))?;
+        }
+        Ok(editor.write().ctx("writing a tree")?.detach())
+    }
+
+    /// Every blob of a tree with its path and id, path-sorted.
+    pub fn tree_blobs(&self, tree: ObjectId) -> Result<Vec<(String, ObjectId)>> {
+        let mut out = Vec::new();
+        self.walk_blobs(tree, "", &mut out)?;
+        out.sort();
+        Ok(out)
+    }
+
+    fn walk_blobs(
+        &self,
+        tree: ObjectId,
+        prefix: &str,
+        out: &mut Vec<(String, ObjectId)>,
+    ) -> Result<()> {
+        let t = self
+            .repo
+            .find_tree(tree)
+            .ctx(format!("reading tree {tree}"))?;
+        for entry in t.iter() {
+            let entry = entry.ctx("reading a tree entry")?;
+            let name = entry.filename().to_str_lossy();
+            let path = if prefix.is_empty() {
+                name.to_string()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if entry.mode().is_tree() {
+                self.walk_blobs(entry.oid().to_owned(), &path, out)?;
+            } else if entry.mode().is_blob() {
+                out.push((path, entry.oid().to_owned()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The names of the entries of folder `path` in the tree of `commit` (empty when absent).
+    pub fn list_dir(&self, commit: ObjectId, path: &str) -> Result<Vec<String>> {
+        let tree = self
+            .repo
+            .find_tree(self.tree_of(commit)?)
+            .ctx(format!("reading the tree of {commit}"))?;
+        let Some(entry) = tree
+            .lookup_entry_by_path(path)
+            .ctx(format!("looking up {path}"))?
+        else {
+            return Ok(Vec::new());
+        };
+        if !entry.mode().is_tree() {
+            return Ok(Vec::new());
+        }
+        let sub = self
+            .repo
+            .find_tree(entry.object_id())
+            .ctx(format!("reading {path}"))?;
+        let mut out = Vec::new();
+        for e in sub.iter() {
+            let e = e.ctx("reading a tree entry")?;
+            out.push(e.filename().to_str_lossy().into_owned());
+        }
+        Ok(out)
+    }
+
+    /// The blob id at `path` in `tree`, or None.
+    pub fn blob_id_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .ctx(format!("reading tree {tree}"))?;
+        let entry = tree
+            .lookup_entry_by_path(path)
+            .ctx(format!("looking up {path}"))?;
+        Ok(entry.filter(|e| e.mode().is_blob()).map(|e| e.object_id()))
+    }
+
+    /// Every blob, symlink and submodule entry of a commit's tree, with its git mode
+    /// (`100644`, `100755`, `120000`, `160000`), path-sorted.
+    pub fn tree_entries(&self, commit: ObjectId) -> Result<Vec<(String, String)>> {
+        let tree = self.tree_of(commit)?;
+        let mut out = Vec::new();
+        self.walk_tree(tree, "", &mut out)?;
+        Ok(out)
+    }
+
+    fn walk_tree(
+        &self,
+        tree: ObjectId,
+        prefix: &str,
+        out: &mut Vec<(String, String)>,
+    ) -> Result<()> {
+        let t = self
+            .repo
+            .find_tree(tree)
+            .ctx(format!("reading tree {tree}"))?;
+        for entry in t.iter() {
+            let entry = entry.ctx("reading a tree entry")?;
+            let name = entry.filename().to_str_lossy();
+            let path = if prefix.is_empty() {
+                name.to_string()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            let mode = entry.mode();
+            if mode.is_tree() {
+                self.walk_tree(entry.oid().to_owned(), &path, out)?;
+            } else {
+                let m = match mode.kind() {
+                    EntryKind::BlobExecutable => "100755",
+                    EntryKind::Link => "120000",
+                    EntryKind::Commit => "160000",
+                    _ => "100644",
+                };
+                out.push((path, m.to_string()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes a commit's tree into `dir` as plain files (raw blobs: no filters, no attributes),
+    /// refusing entry names git itself would refuse; the user's work tree and index are not
+    /// touched. Files are left read-only.
+    pub fn extract_tree(&self, commit: ObjectId, dir: &Path) -> Result<usize> {
+        let tree = self.tree_of(commit)?;
+        std::fs::create_dir_all(dir).ctx(format!("creating {}", dir.display()))?;
+        let mut n = 0;
+        self.extract_into(tree, dir, &mut n)?;
+        read_only_folders(dir).ctx(format!("making {} read-only", dir.display()))?;
+        Ok(n)
+    }
+
+    fn extract_into(&self, tree: ObjectId, dir: &Path, n: &mut usize) -> Result<()> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let t = self
+            .repo
+            .find_tree(tree)
+            .ctx(format!("reading tree {tree}"))?;
+        for entry in t.iter() {
+            let entry = entry.ctx("reading a tree entry")?;
+            let name = entry.filename();
+            let vmode = entry
+                .mode()
+                .is_link()
+                .then_some(gix::validate::path::component::Mode::Symlink);
+            gix::validate::path::component(name, vmode, Default::default())
+                .map_err(|e| Error::refused(format!("refusing tree entry {name:?}: {e}")))?;
+            let path = dir.join(name.to_str_lossy().as_ref());
+            let oid = entry.oid().to_owned();
+            match entry.mode().kind() {
+                EntryKind::Tree => {
+                    std::fs::create_dir(&path).ctx(format!("creating {}", path.display()))?;
+                    self.extract_into(oid, &path, n)?;
+                }
+                kind @ (EntryKind::Blob | EntryKind::BlobExecutable) => {
+                    let blob = self
+                        .repo
+                        .find_blob(oid)
+                        .ctx(format!("reading {}", path.display()))?;
+                    let mode = if kind == EntryKind::BlobExecutable {
+                        0o555
+                    } else {
+                        0o444
+                    };
+                    let mut f = std::fs::OpenOptions::new()
+                        .write(true)
+                        .create_new(true)
+                        .mode(mode)
+                        .open(&path)
+                        .ctx(format!("creating {}", path.display()))?;
+                    f.write_all(&blob.data)
+                        .ctx(format!("writing {}", path.display()))?;
+                    *n += 1;
+                }
+                EntryKind::Link => {
+                    let blob = self
+                        .repo
+                        .find_blob(oid)
+                        .ctx(format!("reading {}", path.display()))?;
+                    let target = String::from_utf8_lossy(&blob.data).into_owned();
+                    std::os::unix::fs::symlink(target, &path)
+                        .ctx(format!("linking {}", path.display()))?;
+                    *n += 1;
+                }
+                EntryKind::Commit => {
+                    std::fs::create_dir(&path).ctx(format!("creating {}", path.display()))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Paths that differ between two trees (files only), as `git diff --name-only` lists them.
+    pub fn changed_paths(&self, a: ObjectId, b: ObjectId) -> Result<Vec<String>> {
+        use gix::diff::tree::recorder::Change;
+        let ta = self.repo.find_tree(a).ctx(format!("reading tree {a}"))?;
+        let tb = self.repo.find_tree(b).ctx(format!("reading tree {b}"))?;
+        let mut rec = gix::diff::tree::Recorder::default();
+        gix::diff::tree(
+            gix::objs::TreeRefIter::from_bytes(&ta.data, ta.id.kind()),
+            gix::objs::TreeRefIter::from_bytes(&tb.data, tb.id.kind()),
+            &mut gix::diff::tree::State::default(),
+            &self.repo.objects,
+            &mut rec,
+        )
+        .ctx("comparing trees")?;
+        let mut out = Vec::new();
+        for c in rec.records {
+            match c {
+                Change::Addition {
+                    entry_mode, path, ..
+                }
+                | Change::Deletion {
+                    entry_mode, path, ..
+                } if !entry_mode.is_tree() => out.push(path.to_str_lossy().into_owned()),
+                Change::Modification {
+                    entry_mode,
+                    previous_entry_mode,
+                    path,
+                    ..
+                } if !entry_mode.is_tree() || !previous_entry_mode.is_tree() => {
+                    out.push(path.to_str_lossy().into_owned())
+                }
+                _ => {}
+            }
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// The id of the entry at `path` in `tree` (a file or a folder), or None; each folder is
+    /// read once per store.
+    pub fn entry_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
+        let mut current = tree;
+        let mut parts = path.split('/').filter(|p| !p.is_empty()).peekable();
+        while let Some(name) = parts.next() {
+            let index = self.tree_index(current)?;
+            let Some(&(id, nature)) = index.get(name.as_bytes()) else {
+                return Ok(None);
+            };
+            if parts.peek().is_none() {
+                return Ok(Some(id));
+            }
+            if nature != EntryNature::Tree {
+                return Ok(None);
+            }
+            current = id;
+        }
+        Ok(Some(current))
+    }
+
+    /// The id of the folder at `path` in `tree`, or None when there is none or it is a file;
+    /// each folder is read once per store.
+    pub fn folder_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
+        let mut current = tree;
+        for name in path.split('/').filter(|p| !p.is_empty()) {
+            let index = self.tree_index(current)?;
+            match index.get(name.as_bytes()) {
+                Some(&(id, EntryNature::Tree)) => current = id,
+                _ => return Ok(None),
+            }
+        }
+        Ok(Some(current))
+    }
+
+    /// The id of the file at `path` in `tree`, or None when there is none or it is a folder;
+    /// each folder is read once per store.
+    pub fn file_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+        let Some(folder) = self.folder_at(tree, dir)? else {
+            return Ok(None);
+        };
+        Ok(match self.tree_index(folder)?.get(name.as_bytes()) {
+            Some(&(id, EntryNature::Blob)) => Some(id),
+            _ => None,
+        })
+    }
+
+    /// The names of the entries of a folder (files and folders), sorted by name.
+    pub fn folder_names(&self, folder: ObjectId) -> Result<Vec<String>> {
+        let mut out: Vec<String> = self
+            .tree_index(folder)?
+            .keys()
+            .map(|k| String::from_utf8_lossy(k).into_owned())
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    /// The names of the entries that differ between two folders (added, removed or changed),
+    /// one level deep; each folder is read once per store.
+    pub fn differing_entries(
+        &self,
+        a: Option<ObjectId>,
+        b: Option<ObjectId>,
+    ) -> Result<Vec<String>> {
+        if a == b {
+            return Ok(Vec::new());
+        }
+        let empty = TreeIndex::new();
+        let ia = a.map(|t| self.tree_index(t)).transpose()?;
+        let ib = b.map(|t| self.tree_index(t)).transpose()?;
+        let (ia, ib) = (
+            ia.as_deref().unwrap_or(&empty),
+            ib.as_deref().unwrap_or(&empty),
+        );
+        let mut out: Vec<String> = Vec::new();
+        for (name, (id, _)) in ia {
+            if ib.get(name).map(|e| e.0) != Some(*id) {
+                out.push(String::from_utf8_lossy(name).into_owned());
+            }
+        }
+        for name in ib.keys() {
+            if !ia.contains_key(name) {
+                out.push(String::from_utf8_lossy(name).into_owned());
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// The id of the tree at `path` in `tree` (a folder), or None.
+    pub fn tree_id_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .ctx(format!("reading tree {tree}"))?;
+        let entry = tree
+            .lookup_entry_by_path(path)
+            .ctx(format!("looking up {path}"))?;
+        Ok(entry.filter(|e| e.mode().is_tree()).map(|e| e.object_id()))
+    }
+}
