@@ -293,7 +293,9 @@ instructions() { # $1 = shell command
     # shellcheck disable=SC2086
     *) set -- $cmd ;;
   esac
-  valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$d/cg.%p" \
+  # --dump-before=execve: a process that execs another (a hook's sh execs git-rails) leaves
+  # its own count too, not only the last image's.
+  valgrind --tool=callgrind --trace-children=yes --dump-before=execve --callgrind-out-file="$d/cg.%p" \
     "$@" >/dev/null 2>&1 < "$input" || true
   cat "$d"/cg.* | awk '/^summary:/ { s += $2 } END { print s + 0 }'
   rm -rf "$d"
