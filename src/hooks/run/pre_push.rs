@@ -1,0 +1,127 @@
+//! `pre-push <remote> <url>`: every push to a protected ref must pass the gate of each sprint its
+//! new commits name (and, with `spar.requireGate`, the spar gate of the branch's series).
+
+use super::*;
+
+/// `pre-push <remote> <url>`: every push to a protected ref (any branch when `rails.protect`
+/// is unset) must pass the gate of each sprint its new commits name, whatever the local
+/// branch is called; the local binding plays no part, so the server decides alike.
+pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> {
+    let mut out = HookResult::default();
+    let lines = parse_push_lines_in(store, stdin)?;
+    let policy = Policy::read(store)?;
+    let require_spar = config_true(store, "spar.requireGate");
+    let mut blocked = false;
+    for l in &lines {
+        if is_zero(&l.local_oid) || is_record_ref(&l.remote_ref) {
+            continue;
+        }
+        let tip = ObjectId::from_hex(l.local_oid.as_bytes())
+            .map_err(|e| Error::refused(format!("pre-push: bad oid {}: {e}", l.local_oid)))?;
+        let Some(tip) = pushed_commit(store, "pre-push", &l.local_ref, tip)? else {
+            out.say(format!(
+                "git-rails: {} is not a commit; nothing to gate",
+                l.local_ref
+            ));
+            continue;
+        };
+        if require_spar && !spar_gate(store, l, &mut out)? {
+            blocked = true;
+        }
+        if !policy.protects(&l.remote_ref) {
+            if policy.has_patterns() {
+                out.say(format!(
+                    "git-rails: {} is not protected (rails.protect); not gated",
+                    l.remote_ref
+                ));
+            }
+            continue;
+        }
+        // What the remote already has: the old value of the ref, else (a new ref) what the
+        // remote-tracking branches say it holds, as the server's own branches bound its walk.
+        let stop = stop_set(&l.remote_oid, || {
+            store
+                .refs_under(&format!("refs/remotes/{remote}/"))
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(_, id)| id)
+                .collect()
+        });
+        let label = if l.local_ref == l.remote_ref {
+            format!("push of {}", l.local_ref)
+        } else {
+            l.local_ref.clone()
+        };
+        if judge_update(
+            store,
+            &policy,
+            &label,
+            &l.remote_ref,
+            (tip, &stop),
+            Judge::Kept,
+            &mut out,
+        )? {
+            blocked = true;
+        }
+    }
+    if blocked {
+        out.say("git-rails: prove the missing steps above and push again (RAILS_SKIP=1 skips on purpose)");
+        out.code = 2;
+    }
+    Ok(out)
+}
+
+/// With `spar.requireGate`: the spar gate of the pushed branch's series (the branch name with
+/// `/` replaced by `-`), over every recorded round that is not a dry run, expecting the pushed
+/// tip as the reviewed head. Returns whether it passed; the reasons go to `out`.
+fn spar_gate(store: &Store, l: &PushLine, out: &mut HookResult) -> Result<bool> {
+    use crate::spar::{record, series};
+    let Some(branch) = l.local_ref.strip_prefix("refs/heads/") else {
+        out.say(format!(
+            "git-rails: spar.requireGate is true and {} is not a branch, so it has no review series; push refused",
+            l.local_ref
+        ));
+        return Ok(false);
+    };
+    let name = branch.replace('/', "-");
+    let mut rounds = Vec::new();
+    for r in record::round_names(store, &name)? {
+        let dry = record::load_round(store, &name, &r)
+            .map(|x| x.dry_run)
+            .unwrap_or(false);
+        if !dry {
+            rounds.push(format!("{name}:{r}"));
+        }
+    }
+    if rounds.is_empty() {
+        out.say(format!(
+            "git-rails: push of {} refused: spar.requireGate is true and series {name} has no review round",
+            l.local_ref
+        ));
+        out.say(format!(
+            "  review it with `git spar run --base <rev> --series {name}`"
+        ));
+        return Ok(false);
+    }
+    let g = series::gate(
+        store,
+        &series::GateRequest {
+            rounds,
+            expect_head: Some(l.local_oid.clone()),
+            out: None,
+        },
+    )
+    .map_err(|e| e.context("the spar gate could not run; the push is refused"))?;
+    if g.passed {
+        out.say(format!("git-rails: spar gate of {name} passed"));
+    } else {
+        out.say(format!(
+            "git-rails: push of {} refused: the spar gate of {name} is blocked",
+            l.local_ref
+        ));
+        for r in &g.reasons {
+            out.say(format!("  - {r}"));
+        }
+    }
+    Ok(g.passed)
+}
