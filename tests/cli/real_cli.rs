@@ -466,6 +466,39 @@ fn real_clis_are_the_pinned_versions() {
 // Recordings.
 // ---------------------------------------------------------------------------------------------
 
+/// [`record`], comparing the event types with `optional` ones left out on both sides.
+fn record_without(
+    name: &str,
+    ws: &Workspace,
+    server: &ModelServer,
+    content: &str,
+    optional: &[&str],
+) {
+    let path = repo_root().join("tests/data/real-cli").join(name);
+    if std::env::var("UPDATE_REAL_CLI").as_deref() == Ok("1") {
+        return record(name, ws, server, content);
+    }
+    let recorded = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "no recording {} — run with UPDATE_REAL_CLI=1",
+            path.display()
+        )
+    });
+    let keep = |text: &str| -> Vec<String> {
+        event_kinds(text)
+            .into_iter()
+            .filter(|k| !optional.contains(&k.as_str()))
+            .collect()
+    };
+    assert_eq!(
+        keep(&recorded),
+        keep(&ws.normalize(content, server)),
+        "the CLI's events differ from the recording {} beyond {optional:?} (re-record with \
+         UPDATE_REAL_CLI=1 after checking the difference)",
+        path.display()
+    );
+}
+
 /// Keeps what the CLI printed as `tests/data/real-cli/<name>` (paths and port normalized).
 /// With `UPDATE_REAL_CLI=1` the file is (re)written; otherwise the recording must exist and hold
 /// the same sequence of event types, so a CLI whose output drifted fails here.
@@ -760,7 +793,8 @@ fn claude_stalled_stream_ends_only_by_our_timeout() {
     let Some(claude) = cli("claude") else { return };
     let ws = Workspace::new();
     let server = ModelServer::start(Script::new().messages([Turn::stall().forever()]));
-    let silence = Duration::from_secs(4);
+    // Long enough for the CLI to start and send its request on a loaded machine, well inside WALL.
+    let silence = Duration::from_secs(15);
     let run = run_claude(
         &claude,
         &ws,
@@ -772,9 +806,14 @@ fn claude_stalled_stream_ends_only_by_our_timeout() {
     // Our silence limit ended it, well before the wall clock limit.
     assert!(run.elapsed < WALL - Duration::from_secs(10), "{run}");
     assert!(server.since_last_request().unwrap() >= silence, "{run}");
-    // Silent: nothing after init, no retry event, no result.
+    // Silent: nothing after init, no retry event, no result. On a loaded machine the CLI may
+    // still hold its init line in its stdout buffer when our limit ends it, so it may be absent;
+    // nothing else may be there.
     let kinds = event_kinds(&run.stdout);
-    assert_eq!(kinds, ["system/init"], "{run}");
+    assert!(
+        kinds.is_empty() || kinds == ["system/init"],
+        "{kinds:?}\n{run}"
+    );
     assert_eq!(server.requests_to("/v1/messages").len(), 1);
     record("claude-stall.jsonl", &ws, &server, &run.stdout);
 }
@@ -1065,7 +1104,19 @@ fn codex_write_attempts_are_blocked_and_only_the_session_log_shows_them() {
     assert!(log.contains("touch pwned.txt"), "{log}");
     assert!(log.contains("Read-only file system"), "{log}");
     assert!(log.contains("apply_patch"), "{log}");
-    record("codex-write-attempts.jsonl", &ws, &server, &run.stdout);
+    // Whether Codex reports a sandbox-refused shell attempt as a `command_execution` item
+    // varies from run to run (the session log above always has it), so those items are left
+    // out of the comparison with the recording.
+    record_without(
+        "codex-write-attempts.jsonl",
+        &ws,
+        &server,
+        &run.stdout,
+        &[
+            "item.started:command_execution",
+            "item.completed:command_execution",
+        ],
+    );
     record("codex-write-attempts.stderr", &ws, &server, &run.stderr);
     record(
         "codex-write-attempts.rollout-tool-items.jsonl",

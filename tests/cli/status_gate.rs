@@ -1029,6 +1029,21 @@ fn the_kept_verdict_is_read_only_for_the_same_records_and_tree() {
     repo.rails(&["gate", "S"]).ok();
 }
 
+/// `doctor --json` fails with a `kept-report` finding whose text holds `says`.
+#[track_caller]
+fn doctor_says_kept_report(repo: &TestRepo, says: &str) {
+    let doctor = repo.rails(&["doctor", "--json"]);
+    assert_eq!(doctor.code, 1, "{doctor}");
+    let findings = doctor.json()["findings"].clone();
+    let f = findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "kept-report")
+        .unwrap_or_else(|| panic!("no kept-report finding: {doctor}"));
+    assert!(f["what"].as_str().unwrap().contains(says), "{doctor}");
+}
+
 /// Asked again about the same commit, the gate answers from the refs and the kept file alone
 /// (no object is read: the object store can be gone); another commit with the same tree still
 /// hits; a kept file that names a commit with another tree than the one kept is caught by
@@ -1071,22 +1086,7 @@ fn the_kept_verdict_of_the_same_commit_reads_no_object() {
     let mut forged = kept.clone();
     forged["key"]["commit"] = json!(now);
     std::fs::write(kept_file(&repo), forged.to_string()).unwrap();
-    let doctor = repo.rails(&["doctor", "--json"]);
-    assert_eq!(doctor.code, 1, "{doctor}");
-    let findings = doctor.json()["findings"].clone();
-    let f = findings
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["kind"] == "kept-report")
-        .unwrap_or_else(|| panic!("no kept-report finding: {doctor}"));
-    assert!(
-        f["what"]
-            .as_str()
-            .unwrap()
-            .contains(&format!("names commit {now} with tree")),
-        "{doctor}"
-    );
+    doctor_says_kept_report(&repo, &format!("names commit {now} with tree"));
     assert_ne!(repo.rails(&["verify", "S"]).code, 0);
 }
 
@@ -1103,22 +1103,7 @@ fn a_hand_written_kept_verdict_is_caught_by_doctor_verify_and_the_agent_hook() {
     kept["report"]["missing"] = json!([]);
     std::fs::write(kept_file(&repo), kept.to_string()).unwrap();
 
-    let doctor = repo.rails(&["doctor", "--json"]);
-    assert_eq!(doctor.code, 1, "{doctor}");
-    let findings = doctor.json()["findings"].clone();
-    let f = findings
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["kind"] == "kept-report")
-        .unwrap_or_else(|| panic!("no kept-report finding: {doctor}"));
-    assert!(
-        f["what"]
-            .as_str()
-            .unwrap()
-            .contains("says done but its records say not done"),
-        "{doctor}"
-    );
+    doctor_says_kept_report(&repo, "says done but its records say not done");
     // CI's check never reads it.
     let verify = repo.rails(&["verify", "S"]);
     assert_ne!(verify.code, 0, "{verify}");
