@@ -92,7 +92,7 @@ fn round_section(b: &mut String, v: &RoundView) {
     let _ = writeln!(
         b,
         "<p>Stage {} · {}..{} · started {}{}</p>",
-        html(&r.stage),
+        html(r.stage.as_str()),
         html(short(&r.base)),
         html(short(&r.head)),
         html(&r.started_at),
@@ -106,8 +106,8 @@ fn round_section(b: &mut String, v: &RoundView) {
             html(&rev.name),
             html(&rev.name),
             html(&rev.preset),
-            html(&rev.status),
-            html(rev.verdict.as_deref().unwrap_or("")),
+            html(rev.status.as_str()),
+            html(rev.verdict.as_ref().map_or("", |v| v.as_str())),
             html(rev.observed_model.as_deref().or(rev.model.as_deref()).unwrap_or("")),
             html(&rev.reason)
         );
@@ -129,13 +129,13 @@ fn round_section(b: &mut String, v: &RoundView) {
                 b,
                 "<tr class=\"finding\" data-id=\"{}\" data-class=\"{}\" data-triage=\"{}\"><td>{}</td><td class=\"class class-{}\">{}</td><td class=\"triage\">{}</td><td>{}</td><td><code>{}</code></td><td class=\"claim\">{}</td><td>{}</td><td>{}</td></tr>",
                 html(&f.id),
-                html(&f.class),
+                html(f.class.as_str()),
                 html(&t),
                 html(&f.id),
-                html(&f.class),
-                html(&f.class),
+                html(f.class.as_str()),
+                html(f.class.as_str()),
                 html(&t),
-                html(&f.angle),
+                html(f.angle.as_str()),
                 html(&loc),
                 html(&f.claim),
                 html(&f.failure_scenario),
@@ -195,8 +195,8 @@ pub fn markdown(rounds: &[RoundView], gate: &GateView<'_>) -> String {
                 "| {} | {} | {} | {} | {n} |",
                 md(&r.target()),
                 md(&rev.name),
-                md(&rev.status),
-                md(rev.verdict.as_deref().unwrap_or(""))
+                md(rev.status.as_str()),
+                md(rev.verdict.as_ref().map_or("", |v| v.as_str()))
             );
         }
     }
@@ -222,7 +222,7 @@ pub fn markdown(rounds: &[RoundView], gate: &GateView<'_>) -> String {
                     s,
                     "| {} | {} | {} | {} | {} |",
                     md(&format!("{}:{}", r.round.round, f.id)),
-                    md(&f.class),
+                    md(f.class.as_str()),
                     md(&triage_text(r, f)),
                     md(&loc),
                     md(&f.claim)

@@ -27,7 +27,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::record;
-use super::series::{parse_ledger, parse_waivers, BLOCKING};
+use super::series::{parse_ledger, parse_waivers};
+use super::vocab::Class;
 use crate::error::Result;
 use crate::store::{self, ObjectId, Store};
 
@@ -168,7 +169,7 @@ pub fn derive(
         Ok(r) => {
             f.series_named = r.series;
             f.round_named = r.round;
-            f.stage = r.stage;
+            f.stage = r.stage.to_string();
             f.head = r.head;
             f.started_at = r.started_at;
             f.dry_run = r.dry_run;
@@ -176,7 +177,7 @@ pub fn derive(
             f.reviewers = r
                 .reviewers
                 .into_iter()
-                .map(|x| (x.name, x.status))
+                .map(|x| (x.name, x.status.to_string()))
                 .collect();
             f.standpoints_uncovered = r.standpoints_uncovered;
         }
@@ -192,14 +193,14 @@ pub fn derive(
             f.in_check_paths = list.iter().filter(|x| x.in_check_paths).count() as u64;
             f.auto_deferred = list.iter().filter(|x| x.auto_deferred).count() as u64;
             for x in list {
-                let blocks = BLOCKING.contains(&x.class.as_str());
+                let blocks = x.class.known().is_some_and(Class::blocks);
                 if !f.ids.is_empty() {
                     f.ids.push('\n');
                 }
                 f.ids.push_str(&x.id);
                 f.blocks.push(if blocks { 'y' } else { 'n' });
                 if blocks {
-                    f.blocking.push((x.id, x.class, x.claim));
+                    f.blocking.push((x.id, x.class.to_string(), x.claim));
                 }
             }
         }

@@ -6,7 +6,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::facts;
-use super::vocab::Status;
+use super::vocab::{
+    Angle, Answer, CheckImpact, Class, Confidence, LinkKind, Stage, Status, Verdict, Word,
+};
 use crate::error::{Error, Result};
 use crate::store::{self, refs, ObjectId, Store};
 
@@ -23,7 +25,7 @@ pub struct ReviewerRecord {
     pub name: String,
     pub preset: String,
     /// completed | failed | invalid_output | tool_violation | unavailable | pending
-    pub status: String,
+    pub status: Word<Status>,
     #[serde(default)]
     pub reason: String,
     #[serde(default)]
@@ -42,7 +44,7 @@ pub struct ReviewerRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
     #[serde(default)]
-    pub verdict: Option<String>,
+    pub verdict: Option<Word<Verdict>>,
     #[serde(default)]
     pub angles_checked: Vec<Value>,
     #[serde(default)]
@@ -90,8 +92,8 @@ pub struct Finding {
     pub reviewer: String,
     /// The reviewer's own id for it.
     pub reviewer_id: String,
-    pub proposed_class: String,
-    pub angle: String,
+    pub proposed_class: Word<Class>,
+    pub angle: Word<Angle>,
     pub location: String,
     pub path: String,
     #[serde(default)]
@@ -103,20 +105,20 @@ pub struct Finding {
     pub claim: String,
     pub failure_scenario: String,
     pub evidence: String,
-    pub link_kind: String,
+    pub link_kind: Word<LinkKind>,
     pub link: String,
     #[serde(default)]
-    pub claimed_link_kind: String,
+    pub claimed_link_kind: Word<LinkKind>,
     #[serde(default)]
     pub claimed_link: String,
-    pub introduced_by_change: String,
-    pub regression: String,
-    pub check_impact: String,
-    pub confidence: String,
+    pub introduced_by_change: Word<Answer>,
+    pub regression: Word<Answer>,
+    pub check_impact: Word<CheckImpact>,
+    pub confidence: Word<Confidence>,
     /// Empty: no direction (also for old records without it, G32).
     #[serde(default)]
     pub smallest_fix: String,
-    pub class: String,
+    pub class: Word<Class>,
     pub class_reason: String,
     #[serde(default)]
     pub auto_deferred: bool,
@@ -131,7 +133,7 @@ pub struct Round {
     pub schema: String,
     pub series: String,
     pub round: String,
-    pub stage: String,
+    pub stage: Word<Stage>,
     pub base: String,
     pub head: String,
     pub packet_sha256: String,
@@ -171,7 +173,10 @@ impl Round {
     pub fn no_reviewer_could_run(&self) -> bool {
         !self.dry_run
             && !self.reviewers.is_empty()
-            && self.reviewers.iter().all(|r| r.status == "unavailable")
+            && self
+                .reviewers
+                .iter()
+                .all(|r| r.status == Status::Unavailable)
     }
 }
 
@@ -206,7 +211,7 @@ impl Serialize for Round {
             schema: &self.schema,
             series: &self.series,
             round: &self.round,
-            stage: &self.stage,
+            stage: self.stage.as_str(),
             base: &self.base,
             head: &self.head,
             packet_sha256: &self.packet_sha256,
@@ -611,5 +616,46 @@ mod tests {
         assert!(back["reviewers"][0]["standpoint"].is_null());
         assert!(back["reviewers"][0].get("standpoint").is_some());
         assert!(back["reviewers"][0].get("standpoint_report").is_some());
+    }
+
+    /// A hand-made finding with words outside their sets is read (its unknown class never
+    /// blocks) and written back byte for byte, as are the known words of a written one.
+    #[test]
+    fn findings_keep_their_words_byte_for_byte() {
+        let finding = |class: &str, angle: &str, kind: &str| {
+            json!([{
+                "id": "a-F1", "reviewer": "a", "reviewer_id": "F1",
+                "proposed_class": class, "angle": angle, "location": "x.rs:1", "path": "x.rs",
+                "lines": [1, 1], "in_check_paths": false, "location_unreadable": false,
+                "claim": "c", "failure_scenario": "f", "evidence": "e",
+                "link_kind": kind, "link": "", "claimed_link_kind": kind, "claimed_link": "",
+                "introduced_by_change": "maybe", "regression": "no", "check_impact": "none",
+                "confidence": "sure", "smallest_fix": "", "class": class, "class_reason": "r",
+                "auto_deferred": false
+            }])
+        };
+        for (class, angle, kind, blocks) in [
+            ("defect", "correctness", "rule", true),
+            ("Defect", "style", "ticket", false),
+        ] {
+            let bytes = pretty(&finding(class, angle, kind));
+            let read = parse_findings("s", "code-1", &bytes).expect("findings.json");
+            assert_eq!(read[0].class.blocks(), blocks);
+            assert_eq!(read[0].class.as_str(), class);
+            assert_eq!(read[0].angle == Angle::Correctness, blocks);
+            assert_eq!(pretty(&read), bytes);
+        }
+        let mut v = old_round();
+        v["stage"] = json!("review");
+        v["reviewers"][0]["status"] = json!("gone");
+        v["reviewers"][0]["verdict"] = json!("fine");
+        let bytes = pretty(&v);
+        let round: Round = serde_json::from_slice(&bytes).expect("round.json");
+        assert!(round.reviewers[0].status != Status::Completed);
+        assert_eq!(round.stage.as_str(), "review");
+        let back = serde_json::to_value(&round).expect("serializes");
+        assert_eq!(back["stage"], "review");
+        assert_eq!(back["reviewers"][0]["status"], "gone");
+        assert_eq!(back["reviewers"][0]["verdict"], "fine");
     }
 }

@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 
 use super::record::{Finding, ReviewerRecord};
 use super::view::RoundView;
-use super::vocab::{Class, Status};
+use super::vocab::{Class, Status, Word};
 
 pub const SARIF_VERSION: &str = "2.1.0";
 pub const SARIF_SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -28,8 +28,8 @@ pub const SARIF_SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.jso
 pub const FINGERPRINT_KEY: &str = "sparFinding/v1";
 
 /// The SARIF level of a decided class.
-pub fn level(class: &str) -> &'static str {
-    match Class::parse(class) {
+pub fn level(class: &Word<Class>) -> &'static str {
+    match class.known() {
         Some(c) if c.blocks() => "error",
         Some(Class::Hardening) => "warning",
         _ => "note",
@@ -40,7 +40,7 @@ pub fn level(class: &str) -> &'static str {
 pub fn fingerprint(f: &Finding) -> String {
     let claim = f.claim.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut h = Sha256::new();
-    for part in [&f.reviewer, &f.angle, &f.path, &claim] {
+    for part in [f.reviewer.as_str(), f.angle.as_str(), &f.path, &claim] {
         h.update(part.as_bytes());
         h.update([0u8]);
     }
@@ -104,7 +104,10 @@ fn run(v: &RoundView, rev: &ReviewerRecord) -> Value {
     let results: Vec<Value> = findings
         .iter()
         .map(|f| {
-            let index = angles.iter().position(|a| *a == f.angle).unwrap_or(0);
+            let index = angles
+                .iter()
+                .position(|a| *a == f.angle.as_str())
+                .unwrap_or(0);
             result(v, f, index)
         })
         .collect();
@@ -220,10 +223,10 @@ mod tests {
 
     #[test]
     fn levels_follow_the_decided_class() {
-        assert_eq!(level("defect"), "error");
-        assert_eq!(level("requirement-question"), "error");
-        assert_eq!(level("hardening"), "warning");
-        assert_eq!(level("note"), "note");
+        assert_eq!(level(&Word::new("defect")), "error");
+        assert_eq!(level(&Word::new("requirement-question")), "error");
+        assert_eq!(level(&Word::new("hardening")), "warning");
+        assert_eq!(level(&Word::new("note")), "note");
     }
 
     #[test]

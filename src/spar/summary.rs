@@ -135,7 +135,7 @@ pub fn render_with_triage(
             cell(&r.name),
             r.preset,
             r.status,
-            r.verdict.as_deref().unwrap_or("-"),
+            r.verdict.as_ref().map_or("-", |v| v.as_str()),
             r.observed_model.as_deref().unwrap_or("-"),
             cell(&match (r.reason.is_empty(), &r.resets) {
                 (true, _) => "-".to_string(),

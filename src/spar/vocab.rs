@@ -95,6 +95,16 @@ macro_rules! string_enum {
             }
         }
 
+        impl $crate::spar::vocab::Vocabulary for $name {
+            fn as_str(self) -> &'static str {
+                $name::as_str(self)
+            }
+
+            fn parse(name: &str) -> Option<Self> {
+                $name::parse(name)
+            }
+        }
+
         impl PartialEq<$name> for str {
             fn eq(&self, other: &$name) -> bool {
                 self == other.as_str()
@@ -115,6 +125,90 @@ macro_rules! string_enum {
     };
 }
 pub(crate) use string_enum;
+
+/// A closed set declared by [`string_enum!`], seen generically (for [`Word`]).
+pub trait Vocabulary: Copy + Eq + 'static {
+    /// The value as it is spelled.
+    fn as_str(self) -> &'static str;
+    /// The value spelled exactly `name`.
+    fn parse(name: &str) -> Option<Self>;
+}
+
+/// A recorded word of a closed set: the value when it is one of the set, the word as written
+/// when it is not. Records keep what they say, so a hand-made record holding a word outside
+/// the set is still read (and, say, an unknown class never blocks); the typed value is there
+/// for the code that decides. Serialized as the plain string, so a record's bytes do not
+/// depend on whether its words were known.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Word<T: Vocabulary> {
+    /// One of the set.
+    Known(T),
+    /// A word outside the set, exactly as recorded (empty for an absent optional key).
+    Unknown(String),
+}
+
+impl<T: Vocabulary> Word<T> {
+    /// Reads a recorded word: the value when it is one of the set (spelled exactly).
+    pub fn new(word: &str) -> Self {
+        match T::parse(word) {
+            Some(v) => Word::Known(v),
+            None => Word::Unknown(word.to_string()),
+        }
+    }
+
+    /// The word as recorded.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Word::Known(v) => v.as_str(),
+            Word::Unknown(s) => s,
+        }
+    }
+
+    /// The value, when the word is one of the set.
+    pub fn known(&self) -> Option<T> {
+        match self {
+            Word::Known(v) => Some(*v),
+            Word::Unknown(_) => None,
+        }
+    }
+}
+
+impl<T: Vocabulary> Default for Word<T> {
+    /// The empty word (an absent optional key of an older record).
+    fn default() -> Self {
+        Word::Unknown(String::new())
+    }
+}
+
+impl<T: Vocabulary> From<T> for Word<T> {
+    fn from(v: T) -> Self {
+        Word::Known(v)
+    }
+}
+
+impl<T: Vocabulary> PartialEq<T> for Word<T> {
+    fn eq(&self, other: &T) -> bool {
+        self.known() == Some(*other)
+    }
+}
+
+impl<T: Vocabulary> fmt::Display for Word<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl<T: Vocabulary> serde::Serialize for Word<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de, T: Vocabulary> serde::Deserialize<'de> for Word<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(|s| Word::new(&s))
+    }
+}
 
 string_enum!(
     /// The stage a round reviews (`--stage`), each with its own cap.
@@ -173,6 +267,13 @@ impl Class {
     /// Whether a recorded class blocks: a class outside the four never does.
     pub fn name_blocks(recorded: &str) -> bool {
         Class::parse(recorded).is_some_and(Class::blocks)
+    }
+}
+
+impl Word<Class> {
+    /// Whether a recorded class blocks: a class outside the four never does.
+    pub fn blocks(&self) -> bool {
+        self.known().is_some_and(Class::blocks)
     }
 }
 
@@ -322,6 +423,24 @@ mod tests {
         let (pending, failed) = (String::from("pending"), String::from("failed"));
         assert!("completed" == Status::Completed && pending == Status::Pending);
         assert!(failed != Status::Completed && *"failed" != Status::Completed);
+    }
+
+    #[test]
+    fn words_keep_their_bytes_known_or_not() {
+        let known: Word<Class> = serde_json::from_str("\"defect\"").unwrap();
+        assert_eq!(known, Word::Known(Class::Defect));
+        assert!(known == Class::Defect && known != Class::Note);
+        assert_eq!(serde_json::to_string(&known).unwrap(), "\"defect\"");
+        let unknown: Word<Class> = serde_json::from_str("\"Defect\"").unwrap();
+        assert_eq!(unknown, Word::Unknown("Defect".to_string()));
+        assert!(unknown != Class::Defect && unknown.known().is_none());
+        assert_eq!(unknown.as_str(), "Defect");
+        assert_eq!(serde_json::to_string(&unknown).unwrap(), "\"Defect\"");
+        let empty = Word::<LinkKind>::default();
+        assert_eq!(serde_json::to_string(&empty).unwrap(), "\"\"");
+        assert_eq!(Word::from(Status::Pending).to_string(), "pending");
+        let opt: Option<Word<Verdict>> = serde_json::from_str("null").unwrap();
+        assert_eq!(serde_json::to_string(&opt).unwrap(), "null");
     }
 
     #[test]

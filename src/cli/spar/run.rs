@@ -58,7 +58,10 @@ pub(super) fn cmd_run(a: RunArgs) -> Result<Outcome> {
                 rev.name,
                 rev.status,
                 if rev.reason.is_empty() {
-                    rev.verdict.clone().unwrap_or_default()
+                    rev.verdict
+                        .as_ref()
+                        .map(|v| v.to_string())
+                        .unwrap_or_default()
                 } else {
                     rev.reason.clone()
                 }

@@ -20,7 +20,7 @@ pub(super) fn base_record(
     ReviewerRecord {
         name: sel.name().to_string(),
         preset: sel.preset().as_str().to_string(),
-        status: status.as_str().to_string(),
+        status: status.into(),
         reason,
         timeout_seconds: sel.timeout_seconds(),
         model: sel.model.as_ref().map(|m| m.value.clone()),
@@ -101,7 +101,7 @@ pub(super) fn run_reviewer(
             rec.attempts = run.attempts;
             return match run.result {
                 Err((status, why)) => {
-                    rec.status = status.as_str().into();
+                    rec.status = status.into();
                     rec.reason = why;
                     finish(rec, run.stdout, run.stderr, None)
                 }
@@ -127,7 +127,7 @@ pub(super) fn run_reviewer(
             rec.observed_model = cli.observed_model;
             rec.resets = cli.resets;
             if let Some(status) = cli.status {
-                rec.status = status.as_str().into();
+                rec.status = status.into();
                 rec.reason = cli.reason;
                 return finish(rec, cli.stdout, cli.stderr, None);
             }
@@ -181,7 +181,7 @@ pub(super) fn run_reviewer(
     let mut rec = base_record(sel, Status::Completed, String::new());
     rec.attempts.push(attempt);
     if r.timed_out {
-        rec.status = Status::Failed.as_str().into();
+        rec.status = Status::Failed.into();
         rec.reason = format!(
             "timed out after {} s; its process group was killed",
             sel.timeout_seconds()
@@ -189,7 +189,7 @@ pub(super) fn run_reviewer(
         return finish(rec, r.stdout_tail, r.stderr_tail, None);
     }
     if let Some(e) = &r.spawn_error {
-        rec.status = Status::Failed.as_str().into();
+        rec.status = Status::Failed.into();
         rec.reason = format!("could not start: {e}");
         return finish(rec, r.stdout_tail, r.stderr_tail, None);
     }
@@ -201,7 +201,7 @@ pub(super) fn run_reviewer(
             .find(|l| !l.trim().is_empty())
             .unwrap_or("")
             .to_string();
-        rec.status = Status::Failed.as_str().into();
+        rec.status = Status::Failed.into();
         rec.reason = format!(
             "{}{}",
             r.describe(),
@@ -248,7 +248,7 @@ pub(super) fn run_parallel<'h>(
                         let _ = tx.send((i, Msg::Event(e.to_string())));
                     };
                     let r = run_reviewer(s, workspace, h, input, &mut report);
-                    let _ = tx.send((i, Msg::Done(r.record.status.clone())));
+                    let _ = tx.send((i, Msg::Done(r.record.status.to_string())));
                     r
                 })
             })
@@ -317,7 +317,7 @@ pub(super) fn check_into(
     };
     match result::check_result(text, &ctx) {
         Err(invalid) => {
-            rec.status = Status::InvalidOutput.as_str().into();
+            rec.status = Status::InvalidOutput.into();
             rec.reason = invalid.reason;
             finish(rec, stdout, stderr, None)
         }
@@ -330,7 +330,7 @@ pub(super) fn check_into(
 
 /// Copies a valid result's verdict and angles onto the record (G3: could_not_review is failed).
 pub(super) fn apply_result(rec: &mut ReviewerRecord, res: &result::ReviewerResult) {
-    rec.verdict = Some(res.verdict.as_str().to_string());
+    rec.verdict = Some(res.verdict.into());
     rec.angles_checked = res
         .angles_checked
         .iter()
@@ -347,10 +347,10 @@ pub(super) fn apply_result(rec: &mut ReviewerRecord, res: &result::ReviewerResul
         .as_ref()
         .map(|r| json!({"checked": r.checked, "detail": r.detail}));
     if res.could_not_review() {
-        rec.status = Status::Failed.as_str().into();
+        rec.status = Status::Failed.into();
         rec.reason = "the reviewer answered could_not_review".into();
     } else {
-        rec.status = Status::Completed.as_str().into();
+        rec.status = Status::Completed.into();
         rec.reason = String::new();
     }
 }

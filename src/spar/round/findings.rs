@@ -81,8 +81,8 @@ impl RoundContext {
                 id: format!("{reviewer}-F{}", i + 1),
                 reviewer: reviewer.to_string(),
                 reviewer_id: f.id.clone(),
-                proposed_class: f.proposed_class.as_str().to_string(),
-                angle: f.angle.clone(),
+                proposed_class: f.proposed_class.into(),
+                angle: Word::new(&f.angle),
                 location: f.location.clone(),
                 path: loc.path.clone(),
                 lines: loc.lines,
@@ -92,23 +92,23 @@ impl RoundContext {
                 failure_scenario: f.failure_scenario.clone(),
                 evidence: f.evidence.clone(),
                 link_kind: if link.confirmed {
-                    link.kind.as_str().to_string()
+                    link.kind.into()
                 } else {
-                    LinkKind::None.as_str().into()
+                    LinkKind::None.into()
                 },
                 link: if link.confirmed {
                     link.link.clone()
                 } else {
                     String::new()
                 },
-                claimed_link_kind: link.claimed_kind.as_str().to_string(),
+                claimed_link_kind: link.claimed_kind.into(),
                 claimed_link: link.claimed_link.clone(),
-                introduced_by_change: f.introduced_by_change.as_str().to_string(),
-                regression: f.regression.as_str().to_string(),
-                check_impact: f.check_impact.as_str().to_string(),
-                confidence: f.confidence.as_str().to_string(),
+                introduced_by_change: f.introduced_by_change.into(),
+                regression: f.regression.into(),
+                check_impact: f.check_impact.into(),
+                confidence: f.confidence.into(),
                 smallest_fix: f.smallest_fix.clone().unwrap_or_default(),
-                class: c.class.as_str().to_string(),
+                class: c.class.into(),
                 class_reason: c.class_reason.clone(),
                 auto_deferred: c.auto_deferred,
             });

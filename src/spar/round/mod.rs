@@ -20,7 +20,7 @@ use crate::spar::progress;
 use crate::spar::record::{self as records, Finding, ReviewerRecord, Round};
 use crate::spar::result::{self, ResultContext};
 use crate::spar::summary;
-use crate::spar::vocab::{Angle, Disposition, LinkKind, Stage, Status};
+use crate::spar::vocab::{Angle, Disposition, LinkKind, Stage, Status, Word};
 use crate::spar::{now, sha256_hex};
 use crate::store::{self, refs, ObjectId, Store};
 
@@ -290,7 +290,7 @@ pub fn run(
         schema: records::ROUND_SCHEMA.into(),
         series: series.to_string(),
         round: round_name.clone(),
-        stage: stage.as_str().to_string(),
+        stage: stage.into(),
         base: base.to_string(),
         head: head.to_string(),
         packet_sha256: packet_sha,

@@ -99,7 +99,7 @@ pub fn record_result(
         return Err(Error::refused(format!(
             "{series}: round {round_name}: {} already completed (verdict {}, {found} finding{}); a completed result is never replaced",
             config::quote(reviewer),
-            current.verdict.as_deref().unwrap_or("none"),
+            current.verdict.as_ref().map_or("none", Word::as_str),
             if found == 1 { "" } else { "s" }
         ))
         .hint(format!(
@@ -165,11 +165,11 @@ pub fn record_result(
     let mut new_findings = Vec::new();
     match result::check_result(&text, &ctx_result) {
         Err(_) if no_answer => {
-            rec.status = Status::InvalidOutput.as_str().into();
+            rec.status = Status::InvalidOutput.into();
             rec.reason = "the transcript holds no StructuredOutput call and no final answer".into();
         }
         Err(invalid) => {
-            rec.status = Status::InvalidOutput.as_str().into();
+            rec.status = Status::InvalidOutput.into();
             rec.reason = invalid.reason;
         }
         Ok(res) => {

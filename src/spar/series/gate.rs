@@ -497,7 +497,7 @@ pub(super) fn decide_reading_records(
     // The newest listed round of each stage: every reviewer completed or waived.
     let mut newest: BTreeMap<(String, String), &Listed> = BTreeMap::new();
     for l in &listed {
-        let key = (l.round.series.clone(), l.round.stage.clone());
+        let key = (l.round.series.clone(), l.round.stage.to_string());
         let later = newest.get(&key).is_none_or(|n| {
             RoundName::number_of(&l.round.round) >= RoundName::number_of(&n.round.round)
         });
@@ -541,7 +541,7 @@ pub(super) fn decide_reading_records(
             continue;
         }
         for f in l.findings.iter() {
-            if Class::name_blocks(&f.class) && !view.resolved(&r, &f.id, &mut Vec::new()) {
+            if f.class.blocks() && !view.resolved(&r, &f.id, &mut Vec::new()) {
                 open_count += 1;
                 reasons.push(format!(
                     "{s}:{r}: {} ({}) is open: {}",

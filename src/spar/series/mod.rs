@@ -18,7 +18,7 @@ use super::config::Config;
 use super::facts;
 use super::ids::{parse_target, RoundName, SeriesId};
 use super::record::{self, lock_series, Finding, Round};
-use super::vocab::{Class, CodeCause, Disposition, Stage, Status};
+use super::vocab::{CodeCause, Disposition, Stage, Status};
 use super::{now, sha256_hex};
 use crate::error::{Context, Error, Result};
 use crate::store::{self, ObjectId, Store};
@@ -34,10 +34,6 @@ pub use self::gate::*;
 use self::gate_cache::*;
 pub use self::triage::*;
 pub use self::waive::*;
-
-/// The classes that block the gate until triaged, as recorded (for [`facts`]).
-pub(crate) const BLOCKING: [&str; 2] =
-    [Class::Defect.as_str(), Class::RequirementQuestion.as_str()];
 
 /// A text option as the seed reads it (G30, G31): trimmed, and empty means not given.
 fn text(opt: &Option<String>) -> Option<String> {

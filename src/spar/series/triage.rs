@@ -151,7 +151,7 @@ impl<'a> Series<'a> {
         let Some(f) = state.findings.iter().find(|f| f.id == id) else {
             return false;
         };
-        let blocking = Class::name_blocks(&f.class);
+        let blocking = f.class.blocks();
         match state.in_force.get(id).cloned() {
             None => !blocking,
             Some(e) => match Disposition::parse(&e.disposition) {
@@ -251,7 +251,7 @@ pub fn triage(store: &Store, req: &TriageRequest, progress: &mut dyn FnMut(&str)
         ))
         .hint(format!("see `git spar show {series}:{}`", req.round)));
     };
-    if !Class::parse(&finding.class).is_some_and(|c| classes.contains(&c)) {
+    if !finding.class.known().is_some_and(|c| classes.contains(&c)) {
         let allowed: Vec<&str> = classes.iter().map(|c| c.as_str()).collect();
         return Err(Error::refused(format!(
             "{} is a {}; {} is allowed for {} only",
