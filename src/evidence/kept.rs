@@ -8,8 +8,9 @@
 //! with those five as its key, and the next ask with the same key reads it instead of reading
 //! the contract and replaying the chain again. The key also names the commit the tree was read
 //! from, so asking about the same commit again reads no object at all (a pack's index costs a
-//! walk over all its objects to open): `doctor` checks that commit's tree is the one kept. Any new record, a new commit with another tree,
-//! or another build of the tool misses the key, and the report is computed again.
+//! walk over all its objects to open): `doctor` checks that commit's tree is the one kept. Any
+//! new record, a new commit with another tree, or another build of the tool misses the key, and
+//! the report is computed again.
 //!
 //! What is kept is trusted as much as the hooks themselves: anyone who can write this folder
 //! can also delete the hooks. The checks that must not trust this machine never read it:
