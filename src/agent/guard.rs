@@ -365,6 +365,7 @@ mod tests {
             "echo '{}' >> .git/spar/cache/facts/S.jsonl",
             "rm -rf .git/spar",
             "cp forged.json .git/spar/cache/gate/x.json",
+            "echo x > .git/spar/locks/s.lock",
         ] {
             assert!(blocked(c), "{c}: {:?}", classify(c));
         }
