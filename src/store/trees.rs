@@ -85,16 +85,22 @@ impl Store {
     /// Every blob of a tree with its path and id, path-sorted.
     pub fn tree_blobs(&self, tree: ObjectId) -> Result<Vec<(String, ObjectId)>> {
         let mut out = Vec::new();
-        self.walk_blobs(tree, "", &mut out)?;
+        self.walk(tree, "", &mut |path, mode, id| {
+            if mode.is_blob() {
+                out.push((path, id));
+            }
+        })?;
         out.sort();
         Ok(out)
     }
 
-    fn walk_blobs(
+    /// Every non-tree entry below `tree` with its path (`prefix/…`), its mode and its id, in
+    /// tree order: what [`Store::tree_blobs`] and [`Store::tree_entries`] are made of.
+    fn walk(
         &self,
         tree: ObjectId,
         prefix: &str,
-        out: &mut Vec<(String, ObjectId)>,
+        each: &mut dyn FnMut(String, gix::objs::tree::EntryMode, ObjectId),
     ) -> Result<()> {
         let t = self
             .repo
@@ -109,9 +115,9 @@ impl Store {
                 format!("{prefix}/{name}")
             };
             if entry.mode().is_tree() {
-                self.walk_blobs(entry.oid().to_owned(), &path, out)?;
-            } else if entry.mode().is_blob() {
-                out.push((path, entry.oid().to_owned()));
+                self.walk(entry.oid().to_owned(), &path, each)?;
+            } else {
+                each(path, entry.mode(), entry.oid().to_owned());
             }
         }
         Ok(())
@@ -161,42 +167,16 @@ impl Store {
     pub fn tree_entries(&self, commit: ObjectId) -> Result<Vec<(String, String)>> {
         let tree = self.tree_of(commit)?;
         let mut out = Vec::new();
-        self.walk_tree(tree, "", &mut out)?;
-        Ok(out)
-    }
-
-    fn walk_tree(
-        &self,
-        tree: ObjectId,
-        prefix: &str,
-        out: &mut Vec<(String, String)>,
-    ) -> Result<()> {
-        let t = self
-            .repo
-            .find_tree(tree)
-            .ctx(format!("reading tree {tree}"))?;
-        for entry in t.iter() {
-            let entry = entry.ctx("reading a tree entry")?;
-            let name = entry.filename().to_str_lossy();
-            let path = if prefix.is_empty() {
-                name.to_string()
-            } else {
-                format!("{prefix}/{name}")
+        self.walk(tree, "", &mut |path, mode, _| {
+            let m = match mode.kind() {
+                EntryKind::BlobExecutable => "100755",
+                EntryKind::Link => "120000",
+                EntryKind::Commit => "160000",
+                _ => "100644",
             };
-            let mode = entry.mode();
-            if mode.is_tree() {
-                self.walk_tree(entry.oid().to_owned(), &path, out)?;
-            } else {
-                let m = match mode.kind() {
-                    EntryKind::BlobExecutable => "100755",
-                    EntryKind::Link => "120000",
-                    EntryKind::Commit => "160000",
-                    _ => "100644",
-                };
-                out.push((path, m.to_string()));
-            }
-        }
-        Ok(())
+            out.push((path, m.to_string()));
+        })?;
+        Ok(out)
     }
 
     /// Writes a commit's tree into `dir` as plain files (raw blobs: no filters, no attributes),
