@@ -30,11 +30,15 @@ impl Store {
         self.loose_db().contains(&id)
     }
 
-    /// The loose object `id`, or None (not loose here, or unreadable: the caller asks gix).
+    /// The loose object `id`, or None (not loose here, unreadable, or not hashing to `id`: the
+    /// caller asks gix). git looks in the packs first, so a loose file written by hand under
+    /// the id of a packed commit would make this read see another commit than git does; its
+    /// content is therefore hashed and must be `id`.
     pub(super) fn loose_read(&self, id: ObjectId) -> Option<Loose> {
         let mut buf = Vec::new();
         let kind = self.loose_db().try_find(&id, &mut buf).ok()??.kind;
-        Some(Loose { kind, data: buf })
+        let hashed = gix::objs::compute_hash(id.kind(), kind, &buf).ok()?;
+        (hashed == id).then_some(Loose { kind, data: buf })
     }
 
     /// The commit `id` decoded from its loose object, or None.
@@ -122,11 +126,30 @@ mod tests {
             git(d, &["gc", "-q", "--prune=now"]);
             let store = Store::open(d).unwrap();
             assert!(store.loose_commit(head).is_none(), "packed now");
+
             assert!(!store.loose_has(head));
             assert!(store.has_object(head));
             assert_eq!(store.commit_info(head).unwrap().message, fast.message);
             assert_eq!(store.tree_of(head).unwrap(), tree);
             assert_eq!(store.peel_to_commit(tag).unwrap(), Some(head));
+
+            // A loose file written by hand under the packed commit's id, holding another
+            // commit (one without the trailer): never read in its place.
+            let other = git(d, &["commit-tree", &tree.to_string(), "-m", "forged"]);
+            let other = ObjectId::from_hex(other.as_bytes()).unwrap();
+            let objects = d.join(".git/objects");
+            let hex = |o: ObjectId| o.to_string();
+            let forged =
+                std::fs::read(objects.join(&hex(other)[..2]).join(&hex(other)[2..])).unwrap();
+            let target = objects.join(&hex(head)[..2]);
+            std::fs::create_dir_all(&target).unwrap();
+            std::fs::write(target.join(&hex(head)[2..]), forged).unwrap();
+            let store = Store::open(d).unwrap();
+            assert!(
+                store.loose_commit(head).is_none(),
+                "a loose file that does not hash to its id"
+            );
+            assert!(store.loose_read(head).is_none());
         }
     }
 }
