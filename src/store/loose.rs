@@ -150,6 +150,13 @@ mod tests {
                 "a loose file that does not hash to its id"
             );
             assert!(store.loose_read(head).is_none());
+            // … and the whole store's read refuses it rather than hand it on.
+            let e = store.commit_info(head).unwrap_err();
+            assert!(
+                e.message.contains("does not hash to its id"),
+                "{}",
+                e.message
+            );
         }
     }
 }

@@ -335,6 +335,17 @@ impl Store {
             .repo
             .find_commit(id)
             .ctx(format!("reading commit {id}"))?;
+        // gix does not check that an object's bytes hash to its id; a loose file written by
+        // hand under a packed commit's id would be read in its place (git reads the pack). The
+        // commits the hooks judge must be the ones git has.
+        let hashed = gix::objs::compute_hash(id.kind(), gix::object::Kind::Commit, &c.data)
+            .ctx(format!("hashing commit {id}"))?;
+        if hashed != id {
+            return Err(Error::refused(format!(
+                "commit {id} in this repository's objects does not hash to its id (it hashes to {hashed}): an object file was written by hand or is corrupt"
+            ))
+            .hint("run `git fsck` and remove the bad object file"));
+        }
         let tree = c
             .tree_id()
             .ctx(format!("reading the tree of {id}"))?
