@@ -28,6 +28,7 @@ pub mod probe;
 pub mod run;
 mod setup;
 mod status;
+pub mod trailer;
 mod uninstall;
 
 use std::path::{Path, PathBuf};

@@ -60,6 +60,31 @@ pub fn cache_write(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Replaces a file git reads right after (the commit message a commit-msg hook was given) the
+/// way `git interpret-trailers --in-place` does: a temporary file with the old file's
+/// permissions, renamed over it, not synced (git does not sync that file either).
+pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let perms = std::fs::metadata(path)
+        .ctx(format!("reading {}", path.display()))?
+        .permissions();
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .ctx(format!("creating a temporary file in {}", dir.display()))?;
+    tmp.write_all(bytes)
+        .ctx(format!("writing {}", path.display()))?;
+    std::fs::set_permissions(tmp.path(), perms)
+        .ctx(format!("setting the mode of {}", path.display()))?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .ctx(format!("replacing {}", path.display()))?;
+    Ok(())
+}
+
 /// Appends one line to a cache file that exists (a log of what was derived, folded by its
 /// reader): one `write` with `O_APPEND`, so two writers never interleave inside a line. Returns
 /// false, writing nothing, when the file is not there (the caller then writes it whole with

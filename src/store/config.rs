@@ -43,6 +43,23 @@ impl Store {
         out
     }
 
+    /// Whether any key of section `name` (e.g. `trailer`) is set: in any scope, by `git -c`,
+    /// or through `GIT_CONFIG_COUNT` (which this answers yes to without reading).
+    pub fn config_section_set(&self, name: &str) -> bool {
+        let dash_c = format!("'{}.", name.to_ascii_lowercase());
+        if std::env::var("GIT_CONFIG_PARAMETERS")
+            .is_ok_and(|p| p.to_ascii_lowercase().contains(&dash_c))
+            || std::env::var_os("GIT_CONFIG_COUNT").is_some()
+        {
+            return true;
+        }
+        self.repo
+            .config_snapshot()
+            .plumbing()
+            .sections_by_name(name)
+            .is_some_and(|mut sections| sections.next().is_some())
+    }
+
     /// Which configuration file sets `key` last, as git reports it: `local`, `global`,
     /// `system`, `worktree` or `command` (None when it is not set).
     pub fn config_scope(&self, key: &str) -> Option<String> {

@@ -19,7 +19,7 @@ mod review;
 mod trees;
 mod worktree;
 
-pub use atomic::{atomic_write, atomic_write_mode, cache_append, cache_write};
+pub use atomic::{atomic_write, atomic_write_mode, cache_append, cache_write, replace_file};
 pub use lock::{Lock, LockName};
 #[cfg(test)]
 pub use porcelain::temp_repo;

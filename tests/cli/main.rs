@@ -38,6 +38,7 @@ mod spar_series;
 mod spar_standpoints;
 mod status_gate;
 mod sync;
+mod trailer_agreement;
 mod verify;
 
 #[test]

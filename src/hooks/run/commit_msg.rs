@@ -26,8 +26,16 @@ pub fn commit_msg(store: &Store, message_file: &Path) -> Result<HookResult> {
         if let Some(sprint) = bound_sprint(store)? {
             let sprint = SprintId::parse(&sprint)
                 .map_err(|e| e.context("commit-msg: the sprint bound to the branch"))?;
-            store.add_trailer(message_file, "Rails-Sprint", &sprint)?;
-            message = read()?;
+            match in_process_trailer(store, &message, &sprint) {
+                Some(with_trailer) => {
+                    crate::store::replace_file(message_file, with_trailer.as_bytes())?;
+                    message = with_trailer;
+                }
+                None => {
+                    store.add_trailer(message_file, "Rails-Sprint", &sprint)?;
+                    message = read()?;
+                }
+            }
             if contract::newest(store, &sprint)?.is_none() {
                 out.say(format!(
                     "git-rails: note: the branch is bound to {sprint}, which has no frozen contract yet; a push of this commit is refused until `git rails contract freeze {sprint}`"
@@ -72,4 +80,17 @@ pub fn commit_msg(store: &Store, message_file: &Path) -> Result<HookResult> {
         }
     }
     Ok(out)
+}
+
+/// The message with the `Rails-Sprint:` trailer added in-process, when that is certain to be
+/// what `git interpret-trailers` writes: no configuration that changes git's trailer rules or
+/// comment character, and a message [`trailer::add_to_message`] is sure of. `None`: ask git.
+fn in_process_trailer(store: &Store, message: &str, sprint: &SprintId) -> Option<String> {
+    if store.config_section_set("trailer")
+        || store.config_string("core.commentChar").is_some()
+        || store.config_string("core.commentString").is_some()
+    {
+        return None;
+    }
+    crate::hooks::trailer::add_to_message(message, "Rails-Sprint", sprint)
 }

@@ -1,0 +1,134 @@
+//! The commit-msg hook adds `Rails-Sprint:` in-process when it is sure of git's answer
+//! (`src/hooks/trailer.rs`) and asks `git interpret-trailers` otherwise. These tests hold the
+//! in-process answer to git's own, over generated messages, and drive the hook through real
+//! commits both ways.
+
+use crate::harness::*;
+use rails_spar::hooks::trailer::add_to_message;
+
+/// A small deterministic generator (xorshift), so a failure names a message that reproduces.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[(self.next() % from.len() as u64) as usize]
+    }
+}
+
+/// Lines a commit message is made of: text, blank and white-space lines, comments, git's cut
+/// line, things that look like trailers or nearly, continuation lines, dividers, CRLF.
+const LINES: &[&str] = &[
+    "subject line",
+    "feat: a conventional title",
+    "body text that says why",
+    "",
+    "",
+    "   ",
+    "\t",
+    "# a comment",
+    "#",
+    "# ------------------------ >8 ------------------------",
+    "diff --git a/x b/x",
+    "--- a/x",
+    "Key: value",
+    "Key:value",
+    "Bug #42: broken",
+    "Signed-off-by: A <a@example.invalid>",
+    "(cherry picked from commit 0123456789abcdef)",
+    "Rails: prefix of the key",
+    "rails-sprint: OTHER",
+    "  continued value",
+    "not: a trailer because of spaces before",
+    "x y: two words then a colon",
+    ":starts with a colon",
+    "---",
+    "Conflicts:",
+    "\tpath/in/conflict",
+    "crlf line\r",
+    "ünïcödé: text",
+];
+
+fn message(rng: &mut Rng) -> String {
+    let n = 1 + rng.next() % 9;
+    let mut m = String::new();
+    for _ in 0..n {
+        m.push_str(rng.pick(LINES));
+        m.push('\n');
+    }
+    if rng.next().is_multiple_of(5) {
+        m.pop();
+    }
+    m
+}
+
+#[test]
+fn the_in_process_trailer_is_what_git_writes() {
+    let repo = TestRepo::new();
+    let file = repo.path().join("msg.txt");
+    let file_arg = file.to_string_lossy().into_owned();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let (mut handled, mut asked) = (0, 0);
+    for _ in 0..400 {
+        let m = message(&mut rng);
+        let Some(ours) = add_to_message(&m, "Rails-Sprint", "S-1") else {
+            asked += 1;
+            continue;
+        };
+        handled += 1;
+        std::fs::write(&file, &m).unwrap();
+        repo.git(&[
+            "interpret-trailers",
+            "--in-place",
+            "--if-exists",
+            "doNothing",
+            "--trailer",
+            "Rails-Sprint: S-1",
+            &file_arg,
+        ]);
+        let git = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(ours, git, "message {m:?}");
+    }
+    // Both sides are exercised: a generator that made only one kind would prove nothing.
+    assert!(handled >= 80, "only {handled} messages handled in-process");
+    assert!(asked >= 80, "only {asked} messages left to git");
+}
+
+/// A bound branch's commit gets the trailer either way: in-process for a plain message, from
+/// git when `trailer.*` configuration could change git's answer (here: another separator).
+#[test]
+fn the_commit_msg_hook_adds_the_trailer_in_process_or_through_git() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("first");
+    repo.draft(
+        "S-1",
+        serde_json::json!([check(
+            "c1",
+            "file_exists",
+            serde_json::json!({"path": "a.txt"})
+        )]),
+    );
+    repo.rails(&["contract", "freeze", "S-1"]).ok();
+    repo.rails(&["contract", "bind", "S-1"]).ok();
+    repo.rails(&["hooks", "install"]).ok();
+
+    repo.git(&["commit", "--allow-empty", "-q", "-m", "plain\n\nbody"]);
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%B"]),
+        "plain\n\nbody\n\nRails-Sprint: S-1\n\n"
+    );
+
+    repo.git(&["config", "trailer.separators", "=:"]);
+    repo.git(&["commit", "--allow-empty", "-q", "-m", "second"]);
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%B"]),
+        "second\n\nRails-Sprint= S-1\n\n",
+        "with trailer.separators set, git wrote the trailer"
+    );
+}
