@@ -9,6 +9,43 @@ use serde::Serialize;
 use super::vocab::Stage;
 use crate::error::{Error, Result};
 
+/// What both names are as text: shown, compared with and read as the `str` they hold.
+macro_rules! name_text {
+    ($name:ident) => {
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<String> for $name {
+            fn eq(&self, other: &String) -> bool {
+                &self.0 == other
+            }
+        }
+
+        impl std::ops::Deref for $name {
+            type Target = str;
+
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+    };
+}
+
 /// A series name: one ref component of at most 100 characters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(transparent)]
@@ -49,37 +86,7 @@ impl SeriesId {
     }
 }
 
-impl fmt::Display for SeriesId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl AsRef<str> for SeriesId {
-    fn as_ref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl PartialEq<str> for SeriesId {
-    fn eq(&self, other: &str) -> bool {
-        self.0 == other
-    }
-}
-
-impl PartialEq<String> for SeriesId {
-    fn eq(&self, other: &String) -> bool {
-        &self.0 == other
-    }
-}
-
-impl std::ops::Deref for SeriesId {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
+name_text!(SeriesId);
 
 /// Parses `<series>:<round>` as `gate`, `report` and `show` name a round (a usage error
 /// otherwise: it is not a round at all).
@@ -131,41 +138,11 @@ impl RoundName {
     }
 }
 
-impl fmt::Display for RoundName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl AsRef<str> for RoundName {
-    fn as_ref(&self) -> &str {
-        &self.0
-    }
-}
+name_text!(RoundName);
 
 /// Hashes and compares as its text, so `join` and maps keyed by name take it as a `str`.
 impl std::borrow::Borrow<str> for RoundName {
     fn borrow(&self) -> &str {
-        &self.0
-    }
-}
-
-impl PartialEq<str> for RoundName {
-    fn eq(&self, other: &str) -> bool {
-        self.0 == other
-    }
-}
-
-impl PartialEq<String> for RoundName {
-    fn eq(&self, other: &String) -> bool {
-        &self.0 == other
-    }
-}
-
-impl std::ops::Deref for RoundName {
-    type Target = str;
-
-    fn deref(&self) -> &str {
         &self.0
     }
 }
