@@ -834,7 +834,9 @@ fn writes_wait_for_the_series_lock_and_the_gate_does_not() {
     let lock = fx.repo.path().join(".git/spar/locks/s.lock");
     assert!(lock.exists(), "run takes the series lock");
     let ready = fx.tmp("held");
-    let mut holder = Command::new("flock")
+    let mut holder = fx
+        .repo
+        .program("flock")
         .arg(&lock)
         .arg("sh")
         .arg("-c")
