@@ -10,6 +10,8 @@
 
 use clap::Command;
 
+use crate::spar::ids::{RoundName, SeriesId};
+
 /// What a value of an argument is, for names only the repository knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -236,8 +238,11 @@ pub fn repo_names(kind: Kind, earlier: &[String]) -> Vec<String> {
         let branch = store.current_branch().ok().flatten()?;
         store.config_string(&format!("branch.{branch}.railsSprint"))
     };
-    let rounds =
-        |series: &str| crate::spar::record::round_names(&store, series).unwrap_or_default();
+    let rounds = |series: &str| -> Vec<String> {
+        crate::spar::record::round_names(&store, &SeriesId::recorded(series))
+            .map(|names| names.iter().map(ToString::to_string).collect())
+            .unwrap_or_default()
+    };
     match kind {
         Kind::Sprint => {
             let mut v = under(refs::CONTRACTS);
@@ -287,13 +292,21 @@ pub fn repo_names(kind: Kind, earlier: &[String]) -> Vec<String> {
                 return Vec::new();
             };
             if kind == Kind::Reviewer {
-                crate::spar::record::load_round(&store, series, round)
-                    .map(|r| r.reviewers.into_iter().map(|x| x.name).collect())
-                    .unwrap_or_default()
+                crate::spar::record::load_round(
+                    &store,
+                    &SeriesId::recorded(series),
+                    &RoundName::named(round),
+                )
+                .map(|r| r.reviewers.into_iter().map(|x| x.name).collect())
+                .unwrap_or_default()
             } else {
-                crate::spar::record::load_findings(&store, series, round)
-                    .map(|f| f.into_iter().map(|x| x.id).collect())
-                    .unwrap_or_default()
+                crate::spar::record::load_findings(
+                    &store,
+                    &SeriesId::recorded(series),
+                    &RoundName::named(round),
+                )
+                .map(|f| f.into_iter().map(|x| x.id).collect())
+                .unwrap_or_default()
             }
         }
     }

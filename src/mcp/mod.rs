@@ -484,7 +484,7 @@ fn spar_record(a: SparRecordArgs) -> Result<(String, Value)> {
     let out = round::record_result(
         &store,
         &crate::spar::ids::SeriesId::new(&a.series)?,
-        &a.round,
+        &crate::spar::ids::RoundName::named(&a.round),
         &a.reviewer,
         &input,
         &mut |_| {},
@@ -507,7 +507,7 @@ fn spar_triage(a: SparTriageArgs) -> Result<(String, Value)> {
     let store = Store::discover()?;
     let req = series::TriageRequest {
         series: crate::spar::ids::SeriesId::new(&a.series)?,
-        round: a.round,
+        round: crate::spar::ids::RoundName::named(&a.round),
         finding: a.finding,
         disposition: a.disposition,
         of: a.of,
@@ -533,7 +533,7 @@ fn spar_waive(a: SparWaiveArgs) -> Result<(String, Value)> {
     let entry = series::waive(
         &store,
         &crate::spar::ids::SeriesId::new(&a.series)?,
-        &a.round,
+        &crate::spar::ids::RoundName::named(&a.round),
         &a.reviewer,
         &a.user_quote,
         &mut |_| {},
@@ -549,7 +549,7 @@ fn spar_gate(a: SparGateArgs) -> Result<(String, Value)> {
     let out = series::gate(
         &store,
         &series::GateRequest {
-            rounds: a.rounds,
+            rounds: series::gate_targets(&a.rounds)?,
             expect_head: a.expect_head,
             out: None,
         },

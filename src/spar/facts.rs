@@ -26,6 +26,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::ids::SeriesId;
 use super::record;
 use super::series::{parse_ledger, parse_waivers};
 use super::vocab::Class;
@@ -478,7 +479,7 @@ fn lies(store: &Store, tree: ObjectId, folder: &str, derived: &RoundFacts) -> Re
 
 /// The gate's view of a series at its tip: the kept facts brought up to the tip, deriving only
 /// what changed since they were kept (everything when nothing is kept).
-pub fn view(store: &Store, series: &str) -> Result<View> {
+pub fn view(store: &Store, series: &SeriesId) -> Result<View> {
     let Some(tip) = record::series_tip(store, series)? else {
         return Ok(View::default());
     };

@@ -6,6 +6,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::facts;
+use super::ids::{RoundName, SeriesId};
 use super::vocab::{
     Angle, Answer, CheckImpact, Class, Confidence, LinkKind, Stage, Status, Verdict, Word,
 };
@@ -15,7 +16,7 @@ use crate::store::{self, refs, ObjectId, Store};
 pub const ROUND_SCHEMA: &str = "review-round/v1";
 
 /// The ref of a series.
-pub fn series_ref(series: &str) -> String {
+pub fn series_ref(series: &SeriesId) -> String {
     refs::Namespace::SparSeries.name(series)
 }
 
@@ -234,12 +235,12 @@ impl Serialize for Round {
 }
 
 /// The newest commit of a series and its rounds' names in order.
-pub fn series_tip(store: &Store, series: &str) -> Result<Option<ObjectId>> {
+pub fn series_tip(store: &Store, series: &SeriesId) -> Result<Option<ObjectId>> {
     store.ref_target(&series_ref(series))
 }
 
 /// The names of the rounds recorded in a series (in the order they were first written).
-pub fn round_names(store: &Store, series: &str) -> Result<Vec<String>> {
+pub fn round_names(store: &Store, series: &SeriesId) -> Result<Vec<RoundName>> {
     let Some(tip) = series_tip(store, series)? else {
         return Ok(Vec::new());
     };
@@ -260,11 +261,16 @@ pub fn round_names(store: &Store, series: &str) -> Result<Vec<String>> {
         .collect();
     merged.sort();
     names.extend(merged);
-    Ok(names)
+    Ok(names.iter().map(|n| RoundName::named(n)).collect())
 }
 
 /// A recorded file of a round, or None.
-pub fn round_file(store: &Store, series: &str, round: &str, file: &str) -> Result<Option<Vec<u8>>> {
+pub fn round_file(
+    store: &Store,
+    series: &SeriesId,
+    round: &RoundName,
+    file: &str,
+) -> Result<Option<Vec<u8>>> {
     let Some(tip) = series_tip(store, series)? else {
         return Ok(None);
     };
@@ -272,7 +278,7 @@ pub fn round_file(store: &Store, series: &str, round: &str, file: &str) -> Resul
 }
 
 /// Reads a round's `round.json` (refused when it cannot be read, G32).
-pub fn load_round(store: &Store, series: &str, round: &str) -> Result<Round> {
+pub fn load_round(store: &Store, series: &SeriesId, round: &RoundName) -> Result<Round> {
     let bytes = round_file(store, series, round, "round.json")?
         .ok_or_else(|| not_recorded(series, round))?;
     parse_round(series, round, &bytes)
@@ -301,7 +307,7 @@ pub fn parse_round(series: &str, round: &str, bytes: &[u8]) -> Result<Round> {
 }
 
 /// Reads a round's `findings.json` (an absent file is no findings).
-pub fn load_findings(store: &Store, series: &str, round: &str) -> Result<Vec<Finding>> {
+pub fn load_findings(store: &Store, series: &SeriesId, round: &RoundName) -> Result<Vec<Finding>> {
     match round_file(store, series, round, "findings.json")? {
         None => Ok(Vec::new()),
         Some(bytes) => parse_findings(series, round, &bytes),
@@ -319,7 +325,11 @@ pub fn parse_findings(series: &str, round: &str, bytes: &[u8]) -> Result<Vec<Fin
 
 /// Takes the series lock (G33) that every write of a series holds from its checks to its commit,
 /// telling the user (`say`) when another write holds it.
-pub fn lock_series(store: &Store, series: &str, say: &mut dyn FnMut(&str)) -> Result<store::Lock> {
+pub fn lock_series(
+    store: &Store,
+    series: &SeriesId,
+    say: &mut dyn FnMut(&str),
+) -> Result<store::Lock> {
     store.lock(&store::LockName::series(series), || {
         say(&format!(
             "spar: waiting for another write of {series} to finish"
@@ -328,9 +338,10 @@ pub fn lock_series(store: &Store, series: &str, say: &mut dyn FnMut(&str)) -> Re
 }
 
 /// Every series of the repository with its round names (`git spar list`).
-pub fn series_rounds(store: &Store) -> Result<Vec<(String, Vec<String>)>> {
+pub fn series_rounds(store: &Store) -> Result<Vec<(SeriesId, Vec<RoundName>)>> {
     let mut rows = Vec::new();
     for (name, _) in store.refs_under(refs::SPAR_SERIES)? {
+        let name = SeriesId::recorded(&name);
         let rounds = round_names(store, &name)?;
         rows.push((name, rounds));
     }
@@ -341,8 +352,8 @@ pub fn series_rounds(store: &Store) -> Result<Vec<(String, Vec<String>)>> {
 /// `expected`). Returns None when another writer moved the ref first.
 pub fn write_round(
     store: &Store,
-    series: &str,
-    round: &str,
+    series: &SeriesId,
+    round: &RoundName,
     expected: Option<ObjectId>,
     files: Vec<(String, Vec<u8>)>,
     subject: &str,
@@ -456,7 +467,7 @@ fn findings_of(findings: &[Value], reviewer: &str) -> Vec<Value> {
 /// Each commit is compared with each of its parents ([`replaced_in`]), so the cost grows with
 /// the writes, not with rounds × commits; the gate keeps what it found per commit
 /// ([`super::facts`]) and checks only commits it has not seen.
-pub fn replaced_results(store: &Store, series: &str, tip: ObjectId) -> Result<Vec<String>> {
+pub fn replaced_results(store: &Store, series: &SeriesId, tip: ObjectId) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for info in store.reachable(&[tip])? {
         replaced_in(store, series, &info, &mut out)?;

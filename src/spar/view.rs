@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 pub use super::ids::parse_target;
-use super::ids::SeriesId;
+use super::ids::{RoundName, SeriesId};
 use super::record::{self, Finding, Round};
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -37,7 +37,7 @@ impl RoundView {
 }
 
 /// Reads one recorded round (refused when it or its findings cannot be read).
-pub fn load(store: &Store, series: &str, round: &str) -> Result<RoundView> {
+pub fn load(store: &Store, series: &SeriesId, round: &RoundName) -> Result<RoundView> {
     let r = record::load_round(store, series, round)?;
     let findings = record::load_findings(store, series, round)?;
     let mut triage = BTreeMap::new();
@@ -64,19 +64,18 @@ pub fn load(store: &Store, series: &str, round: &str) -> Result<RoundView> {
     })
 }
 
-/// Reads every `<series>:<round>` given, in order.
-pub fn load_targets(store: &Store, targets: &[String]) -> Result<Vec<RoundView>> {
-    let mut out = Vec::new();
-    for t in targets {
-        let (s, r) = parse_target(t)?;
-        out.push(load(store, &s, &r)?);
-    }
-    Ok(out)
+/// Reads every round given, in order.
+pub fn load_targets(store: &Store, targets: &[(SeriesId, RoundName)]) -> Result<Vec<RoundView>> {
+    targets.iter().map(|(s, r)| load(store, s, r)).collect()
 }
 
 /// What `git spar show --json` prints (and the MCP `spar_show` tool): one round's record,
 /// findings and triage in force, or `spar-series/v1` holding several.
-pub fn show_json(store: &Store, series_name: &str, shown: &[String]) -> Result<serde_json::Value> {
+pub fn show_json(
+    store: &Store,
+    series_name: &SeriesId,
+    shown: &[RoundName],
+) -> Result<serde_json::Value> {
     let mut v = Vec::new();
     for r in shown {
         let round = record::load_round(store, series_name, r)?;
@@ -93,10 +92,10 @@ pub fn show_json(store: &Store, series_name: &str, shown: &[String]) -> Result<s
 
 /// What `show` names: `<series>:<round>`, a whole `<series>`, or (none given) the current
 /// branch's series. Refused when the series has no rounds. The series and the rounds to show.
-pub fn show_target(store: &Store, target: Option<&str>) -> Result<(SeriesId, Vec<String>)> {
+pub fn show_target(store: &Store, target: Option<&str>) -> Result<(SeriesId, Vec<RoundName>)> {
     let (series, round) = match target {
         Some(t) => match t.split_once(':') {
-            Some((s, r)) => (SeriesId::new(s)?, Some(r.to_string())),
+            Some((s, r)) => (SeriesId::new(s)?, Some(RoundName::named(r))),
             None => (SeriesId::new(t)?, None),
         },
         None => (super::round::default_series(store)?, None),

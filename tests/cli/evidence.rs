@@ -124,19 +124,9 @@ pub fn worktree_tree(repo: &TestRepo) -> String {
     let index = tmp.path().join("index");
     std::fs::copy(repo.path().join(".git/index"), &index).unwrap();
     let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(repo.path())
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE")
-            .env("GIT_INDEX_FILE", &index)
-            .env("HOME", repo.home.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?} failed");
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
+        let out = repo.git_env(args, &[("GIT_INDEX_FILE", index.to_str().unwrap())]);
+        assert_eq!(out.code, 0, "git {args:?} failed:\n{out}");
+        out.stdout.trim().to_string()
     };
     git(&["add", "-u"]);
     git(&["write-tree"])
@@ -1274,11 +1264,7 @@ fn a_green_with_nothing_changed_in_the_tree_needs_because_and_shows_it() {
     repo.commit_all("ignore node_modules");
     accept(&repo, "red", "c1", &[]);
     repo.write("node_modules/.bin/runner", "#!/bin/sh\n");
-    std::process::Command::new("chmod")
-        .args(["+x", "node_modules/.bin/runner"])
-        .current_dir(repo.path())
-        .status()
-        .unwrap();
+    crate::harness::make_executable(&repo.path().join("node_modules/.bin/runner"));
     refuse(
         &repo,
         &["evidence", "green", "S", "c1"],

@@ -4,7 +4,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::harness::{bin, check, TestRepo};
+use crate::harness::{check, TestRepo};
 use serde_json::json;
 
 fn frozen_repo() -> TestRepo {
@@ -22,14 +22,8 @@ fn frozen_repo() -> TestRepo {
 }
 
 fn cleanup_cmd(repo: &TestRepo, note: &str) -> Command {
-    let mut cmd = Command::new(bin("git-rails"));
+    let mut cmd = repo.command("git-rails");
     cmd.args(["evidence", "cleanup", "S", "c1", "--note", note])
-        .current_dir(repo.path())
-        .env("HOME", repo.home.path())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_COMMITTER_NAME", "T")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     cmd
@@ -115,11 +109,7 @@ fn a_writer_killed_mid_write_leaves_the_previous_state() {
     let lock = repo.path().join(".git/refs/rails/evidence/S.lock");
     std::fs::write(&lock, "").unwrap();
     repo.git(&["update-ref", "--no-deref", "refs/x", "HEAD"]);
-    Command::new("touch")
-        .args(["-d", "1 minute ago"])
-        .arg(&lock)
-        .status()
-        .unwrap();
+    crate::harness::age(&lock, Duration::from_secs(60));
     repo.rails(&["evidence", "cleanup", "S", "c1", "--note", "after"])
         .ok();
     assert!(receipts(&repo).contains(&"after".to_string()));

@@ -3,21 +3,23 @@
 //! messages a first run meets say what to do.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::json;
 
-use crate::harness::{bin, check, Run, TestRepo};
+use crate::harness::{bin, check, hermetic_command, system_path, Run, TestRepo};
 
 /// Whether the shell tools these tests drive are here; CI (`RAILS_TEST_REQUIRE_SHELL_TOOLS=1`,
 /// set by .ci/run, which installs them) fails instead of skipping.
 fn have_shell_tools() -> bool {
     let have = Path::new("/usr/share/bash-completion/bash_completion").exists()
         && Path::new("/usr/share/bash-completion/completions/git").exists()
-        && Command::new("man")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
+        && {
+            let home = tempfile::tempdir().unwrap();
+            hermetic_command("man", home.path(), home.path())
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
     if !have {
         assert!(
             std::env::var("RAILS_TEST_REQUIRE_SHELL_TOOLS").as_deref() != Ok("1"),
@@ -55,32 +57,18 @@ impl Machine {
         m
     }
 
-    fn path(&self) -> String {
-        format!(
-            "{}/.cargo/bin:/usr/local/bin:/usr/bin:/bin",
-            self.home.path().display()
-        )
-    }
-
-    /// Runs `program` with nothing of this machine's environment but HOME, PATH and a pager
-    /// that prints.
+    /// Runs `program` in the hermetic environment with this machine's HOME, its PATH (the
+    /// installed binaries and the system folders only, not the built ones) and a pager that
+    /// prints.
     fn run(&self, dir: &Path, program: &str, args: &[&str], extra: &[(&str, &str)]) -> Run {
-        let mut cmd = Command::new(program);
+        let mut cmd = hermetic_command(program, self.home.path(), dir);
+        system_path(&mut cmd, &[&self.home.path().join(".cargo/bin")]);
         cmd.args(args)
-            .current_dir(dir)
-            .env_clear()
-            .env("HOME", self.home.path())
-            .env("PATH", self.path())
             .env("MANPAGER", "cat")
             .env("PAGER", "cat")
             .env("GIT_PAGER", "cat")
             .env("TERM", "dumb")
-            .env("MANWIDTH", "100")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "A")
-            .env("GIT_AUTHOR_EMAIL", "a@example.invalid")
-            .env("GIT_COMMITTER_NAME", "A")
-            .env("GIT_COMMITTER_EMAIL", "a@example.invalid");
+            .env("MANWIDTH", "100");
         for (k, v) in extra {
             cmd.env(k, v);
         }
@@ -282,19 +270,10 @@ fn the_demo_runs_both_tools() {
     let bins = bin("git-rails").parent().unwrap().to_path_buf();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/demo.sh");
     let tmp = tempfile::tempdir().unwrap();
-    let out = Run::of(
-        Command::new("sh")
-            .arg(&script)
-            .env(
-                "PATH",
-                format!("{}:/usr/local/bin:/usr/bin:/bin", bins.display()),
-            )
-            .env("HOME", tmp.path())
-            .env("TMPDIR", tmp.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env_remove("SPAR_CONFIG")
-            .env_remove("GIT_DIR"),
-    );
+    let mut cmd = hermetic_command("sh", tmp.path(), tmp.path());
+    // As a user runs it: the binaries on a PATH of system folders, temporary files in the test's.
+    system_path(&mut cmd, &[&bins]);
+    let out = Run::of(cmd.arg(&script).env("TMPDIR", tmp.path()));
     out.ok()
         .stdout_has("gate passed: SPRINT-001 v1 is done")
         .stdout_has("shout-check-F1 defect")

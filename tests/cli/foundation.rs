@@ -1,6 +1,6 @@
 //! Exit codes, messages, and the store's notes and compare-and-swap, through the binaries.
 
-use crate::harness::{bin, check, TestRepo};
+use crate::harness::{bin, check, hermetic_command, path_first, TestRepo};
 use serde_json::json;
 
 #[test]
@@ -83,8 +83,8 @@ fn the_binaries_start_with_their_standard_descriptors_and_sigpipe_ignored() {
     for program in ["git-rails", "git-spar"] {
         let path = bin(program);
         for closing in ["exec 1>&-", "exec 0<&-", "exec 2>&-"] {
-            let out = std::process::Command::new("sh")
-                .current_dir(repo.path())
+            let out = repo
+                .program("sh")
                 .args([
                     "-c",
                     &format!("{closing}; \"$0\" --version"),
@@ -115,8 +115,8 @@ fn the_binaries_start_with_their_standard_descriptors_and_sigpipe_ignored() {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&local, std::fs::Permissions::from_mode(0o755)).unwrap();
         if program == "git-rails" {
-            let out = std::process::Command::new("sh")
-                .current_dir(repo.path())
+            let out = repo
+                .program("sh")
                 .env("RAILS_HOOK_DIR", &hooks)
                 .args([
                     "-c",
@@ -151,13 +151,11 @@ fn the_binaries_start_with_their_standard_descriptors_and_sigpipe_ignored() {
 fn git_finds_the_subcommands_on_path() {
     let repo = TestRepo::new();
     let dir = bin("git-rails").parent().unwrap().to_path_buf();
-    let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap());
-    let out = std::process::Command::new("git")
+    let mut cmd = repo.program("git");
+    // What this test is about, on top of the hermetic PATH (which has them first too).
+    path_first(&mut cmd, &[&dir]);
+    let out = cmd
         .args(["rails", "contract", "list", "--json"])
-        .current_dir(repo.path())
-        .env("PATH", &path)
-        .env("HOME", repo.home.path())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
         .output()
         .unwrap();
     assert!(
@@ -172,9 +170,9 @@ fn git_finds_the_subcommands_on_path() {
 #[test]
 fn outside_a_repository_is_refused_with_the_next_step() {
     let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(bin("git-rails"))
+    let home = tempfile::tempdir().unwrap();
+    let out = hermetic_command(bin("git-rails"), home.path(), dir.path())
         .args(["contract", "list"])
-        .current_dir(dir.path())
         .env("GIT_CEILING_DIRECTORIES", dir.path().parent().unwrap())
         .output()
         .unwrap();
@@ -211,9 +209,9 @@ fn reports_append_to_notes_that_git_reads_across_fanout() {
         stream.push_str(&format!("N inline :{i}\ndata {}\n{text}", text.len()));
     }
     stream.push('\n');
-    let mut child = std::process::Command::new("git")
+    let mut child = repo
+        .program("git")
         .args(["fast-import", "--quiet"])
-        .current_dir(repo.path())
         .stdin(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -267,12 +265,8 @@ fn concurrent_freezes_one_wins_nothing_is_lost() {
     );
     let children: Vec<_> = (0..6)
         .map(|_| {
-            std::process::Command::new(bin("git-rails"))
+            repo.command("git-rails")
                 .args(["contract", "freeze", "S"])
-                .current_dir(repo.path())
-                .env("HOME", repo.home.path())
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::piped())
                 .spawn()

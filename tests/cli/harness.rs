@@ -87,6 +87,81 @@ pub fn bin(name: &str) -> PathBuf {
     assert_cmd::cargo::cargo_bin(name)
 }
 
+/// The one environment every command a test runs gets (git, the binaries, hook managers, the
+/// real agent CLIs, a browser): nothing of the caller's environment but an allow-list, so a
+/// developer's `RAILS_SKIP`, `GIT_CONFIG_PARAMETERS`, `SPAR_CONFIG` or editor never reaches a
+/// test. Commit dates are fixed, so object ids and dates do not depend on when the test ran.
+/// `home` is its `HOME`. What a test needs beyond it is added on top by the functions below
+/// ([`path_first`], [`system_path`]) or, for its own variables, by the test where it is seen.
+pub fn hermetic(cmd: &mut std::process::Command, home: &Path) {
+    cmd.env_clear();
+    for (key, value) in std::env::vars_os() {
+        let Some(k) = key.to_str() else { continue };
+        // TMPDIR: where temporary files go; RAILS_TEST_*: the pinned tools .ci/run names.
+        if k == "TMPDIR" || k.starts_with("RAILS_TEST_") {
+            cmd.env(&key, value);
+        }
+    }
+    // The binaries under test come first on PATH, so the hooks git runs call them (and
+    // not some other installed git-rails).
+    let bins = bin("git-rails").parent().unwrap().to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bins.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    cmd.env("PATH", path)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "Test Author")
+        .env("GIT_AUTHOR_EMAIL", "author@example.invalid")
+        .env("GIT_COMMITTER_NAME", "Test Committer")
+        .env("GIT_COMMITTER_EMAIL", "committer@example.invalid")
+        .env("GIT_AUTHOR_DATE", FIXED_DATE)
+        .env("GIT_COMMITTER_DATE", FIXED_DATE)
+        .env("NO_COLOR", "1")
+        .env("LANG", "C")
+        .env("TZ", "UTC");
+    profile(cmd);
+}
+
+/// `program` started in `dir`, outside any test repository, in the [`hermetic`] environment
+/// with `home` as `HOME` (a real agent CLI in its workspace, a browser, a fresh machine).
+pub fn hermetic_command(
+    program: impl AsRef<std::ffi::OsStr>,
+    home: &Path,
+    dir: &Path,
+) -> std::process::Command {
+    let mut cmd = std::process::Command::new(program);
+    hermetic(&mut cmd, home);
+    cmd.current_dir(dir);
+    cmd
+}
+
+/// On top of the hermetic environment, on purpose: `dirs` first on its PATH (the real CLIs of
+/// `RAILS_TEST_CLI_BIN`), before the binaries under test and the rest.
+pub fn path_first(cmd: &mut std::process::Command, dirs: &[&Path]) {
+    let rest = cmd
+        .get_envs()
+        .find(|(k, _)| *k == "PATH")
+        .and_then(|(_, v)| v)
+        .map(|v| v.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut path: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    path.push(rest);
+    cmd.env("PATH", path.join(":"));
+}
+
+/// On top of the hermetic environment, on purpose: a PATH of only `dirs` and the system
+/// folders, as on a machine where nothing else is installed (the real CLIs and their node, the
+/// binaries as an install puts them). Nothing of the caller's PATH.
+pub fn system_path(cmd: &mut std::process::Command, dirs: &[&Path]) {
+    let mut path: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    path.extend(["/usr/local/bin", "/usr/bin", "/bin"].map(str::to_string));
+    cmd.env("PATH", path.join(":"));
+}
+
 /// Whether the suite runs under the "git3" profile (`RAILS_TEST_GIT_PROFILE=git3`, a second
 /// pass in `.ci/run`): every repository a test makes is a Git 3.0 one, with SHA-256 objects,
 /// reftable refs, `main` as the first branch and `safe.bareRepository=explicit`. Any other
@@ -128,16 +203,16 @@ pub fn assert_profile_formats(git_dir: &Path) {
     if !git3() {
         return;
     }
-    let mut cmd = std::process::Command::new("git");
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = hermetic_command("git", home.path(), git_dir);
     cmd.arg("--git-dir").arg(git_dir).args([
         "rev-parse",
         "--show-object-format",
         "--show-ref-format",
     ]);
-    profile(&mut cmd);
     let out = cmd.output().unwrap();
     let formats = String::from_utf8_lossy(&out.stdout).into_owned();
-    let version = std::process::Command::new("git")
+    let version = hermetic_command("git", home.path(), git_dir)
         .arg("--version")
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
@@ -208,55 +283,22 @@ impl TestRepo {
             .to_string()
     }
 
-    /// The one environment every command a test runs gets (git, the binaries, hook managers):
-    /// nothing of the caller's environment but an allow-list, so a developer's `RAILS_SKIP`,
-    /// `GIT_CONFIG_PARAMETERS`, `SPAR_CONFIG` or editor never reaches a test. Commit dates are
-    /// fixed, so object ids and dates do not depend on when the test ran.
+    /// [`hermetic`] in this repository (named by `GIT_DIR` when it is a bare one).
     fn env(&self, cmd: &mut std::process::Command) {
-        cmd.env_clear();
-        for (key, value) in std::env::vars_os() {
-            let Some(k) = key.to_str() else { continue };
-            // TMPDIR: where temporary files go; RAILS_TEST_*: the pinned tools .ci/run names.
-            if k == "TMPDIR" || k.starts_with("RAILS_TEST_") {
-                cmd.env(&key, value);
-            }
-        }
-        // The binaries under test come first on PATH, so the hooks git runs call them (and
-        // not some other installed git-rails).
-        let bins = bin("git-rails").parent().unwrap().to_path_buf();
-        let path = format!(
-            "{}:{}",
-            bins.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
+        hermetic(cmd, self.home.path());
         // A bare repository is named explicitly, as `safe.bareRepository=explicit` (the git3
         // profile, Git 3.0's default) requires of anything run inside one.
         if !self.root.join(".git").exists() && self.root.join("HEAD").is_file() {
             cmd.env("GIT_DIR", &self.root);
         }
-        cmd.current_dir(self.path())
-            .env("PATH", path)
-            .env("HOME", self.home.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "Test Author")
-            .env("GIT_AUTHOR_EMAIL", "author@example.invalid")
-            .env("GIT_COMMITTER_NAME", "Test Committer")
-            .env("GIT_COMMITTER_EMAIL", "committer@example.invalid")
-            .env("GIT_AUTHOR_DATE", FIXED_DATE)
-            .env("GIT_COMMITTER_DATE", FIXED_DATE)
-            .env("NO_COLOR", "1")
-            .env("LANG", "C")
-            .env("TZ", "UTC");
-        profile(cmd);
+        cmd.current_dir(self.path());
     }
 
     /// Runs git and returns stdout, failing the test when git fails.
     #[track_caller]
     pub fn git(&self, args: &[&str]) -> String {
-        let mut cmd = std::process::Command::new("git");
+        let mut cmd = self.program("git");
         cmd.args(args);
-        self.env(&mut cmd);
         let out = cmd.output().unwrap();
         assert!(
             out.status.success(),
@@ -278,9 +320,8 @@ impl TestRepo {
 
     /// Runs git with extra environment and returns the whole result.
     pub fn git_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = std::process::Command::new("git");
+        let mut cmd = self.program("git");
         cmd.args(args);
-        self.env(&mut cmd);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -289,9 +330,8 @@ impl TestRepo {
 
     /// Runs git and returns the whole result, whatever it was.
     pub fn git_run(&self, args: &[&str]) -> Run {
-        let mut cmd = std::process::Command::new("git");
+        let mut cmd = self.program("git");
         cmd.args(args);
-        self.env(&mut cmd);
         Run::from(cmd.output().unwrap())
     }
 
@@ -312,9 +352,8 @@ impl TestRepo {
 
     /// Runs `git-rails` with `args` (and extra environment).
     pub fn rails_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = std::process::Command::new(bin("git-rails"));
+        let mut cmd = self.command("git-rails");
         cmd.args(args);
-        self.env(&mut cmd);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -324,25 +363,29 @@ impl TestRepo {
     /// One of the binaries under test (`git-rails`, `git-spar`), in the repository, with the
     /// hermetic environment every test uses; the caller adds its own variables.
     pub fn command(&self, program: &str) -> std::process::Command {
-        let mut cmd = std::process::Command::new(bin(program));
+        self.program(bin(program))
+    }
+
+    /// Another program (a real agent CLI, `sh`, `flock`, git fed on stdin) in the repository
+    /// with the hermetic environment; the caller adds the rest.
+    pub fn program(&self, program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+        let mut cmd = std::process::Command::new(program);
         self.env(&mut cmd);
         cmd
     }
 
-    /// Another program (a real agent CLI) in the repository with the hermetic environment of
-    /// every test, started from an otherwise empty environment; the caller adds the rest.
-    pub fn command_clean(&self, program: &Path) -> std::process::Command {
-        let mut cmd = std::process::Command::new(program);
-        cmd.env_clear();
-        self.env(&mut cmd);
-        cmd
+    /// Runs git in `dir` (a linked worktree of this repository, say) with the hermetic
+    /// environment.
+    pub fn git_in(&self, dir: &Path, args: &[&str]) -> Run {
+        let mut cmd = self.program("git");
+        cmd.args(args).current_dir(dir);
+        Run::of(&mut cmd)
     }
 
     /// Runs another program (a hook manager) in the repository with the hermetic environment.
     pub fn tool(&self, program: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = std::process::Command::new(program);
+        let mut cmd = self.program(program);
         cmd.args(args);
-        self.env(&mut cmd);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -351,9 +394,8 @@ impl TestRepo {
 
     /// Runs `git-rails` from a subfolder of the work tree.
     pub fn rails_in(&self, sub: &str, args: &[&str]) -> Run {
-        let mut cmd = std::process::Command::new(bin("git-rails"));
+        let mut cmd = self.command("git-rails");
         cmd.args(args);
-        self.env(&mut cmd);
         let dir = self.path().join(sub);
         std::fs::create_dir_all(&dir).unwrap();
         cmd.current_dir(dir);
@@ -463,4 +505,22 @@ pub fn http_server_after(status: u16, delay: std::time::Duration) -> u16 {
 pub fn free_port() -> u16 {
     let l = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
     l.local_addr().unwrap().port()
+}
+
+/// `chmod +x` without a program: the file's mode gets the execute bits its read bits have.
+pub fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path).unwrap().permissions().mode();
+    std::fs::set_permissions(
+        path,
+        std::fs::Permissions::from_mode(mode | (mode & 0o444) >> 2),
+    )
+    .unwrap();
+}
+
+/// `touch -d '<by> ago'` without a program: the file's modification time moved `by` back.
+pub fn age(path: &Path, by: std::time::Duration) {
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(std::time::SystemTime::now() - by)
+        .unwrap();
 }

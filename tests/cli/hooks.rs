@@ -61,15 +61,15 @@ fn git_with_path(repo: &TestRepo, args: &[&str], env: &[(&str, &str)]) -> Run {
 }
 
 pub(crate) fn remote_ref(remote: &Path, name: &str) -> Option<String> {
-    let mut cmd = std::process::Command::new("git");
-    cmd.arg("--git-dir")
-        .arg(remote)
-        .args(["rev-parse", "--verify", "-q", name]);
-    crate::harness::profile(&mut cmd);
-    let out = cmd.output().unwrap();
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    let out = TestRepo::at(remote).git_run(&[
+        "--git-dir",
+        remote.to_str().unwrap(),
+        "rev-parse",
+        "--verify",
+        "-q",
+        name,
+    ]);
+    (out.code == 0).then(|| out.stdout.trim().to_string())
 }
 
 #[test]
@@ -354,31 +354,14 @@ fn linked_worktrees_share_the_hooks() {
         wt_path.to_str().unwrap(),
     ]);
     repo.git(&["config", "branch.side.railsSprint", "S"]);
-    let commit = std::process::Command::new("git")
-        .args(["commit", "-q", "--allow-empty", "-m", "side work"])
-        .current_dir(&wt_path)
-        .env("PATH", path_with_bins())
-        .env("HOME", repo.home.path())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "A")
-        .env("GIT_AUTHOR_EMAIL", "a@example.invalid")
-        .env("GIT_COMMITTER_NAME", "A")
-        .env("GIT_COMMITTER_EMAIL", "a@example.invalid")
-        .output()
-        .unwrap();
-    assert!(commit.status.success(), "{commit:?}");
-    let out = std::process::Command::new("git")
-        .args(["push", "origin", "side"])
-        .current_dir(&wt_path)
-        .env("PATH", path_with_bins())
-        .env("HOME", repo.home.path())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("S v1 is not done"));
+    repo.git_in(
+        &wt_path,
+        &["commit", "-q", "--allow-empty", "-m", "side work"],
+    )
+    .ok();
+    let out = repo.git_in(&wt_path, &["push", "origin", "side"]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(out.stderr.contains("S v1 is not done"), "{out}");
     assert_eq!(remote_ref(remote.path(), "refs/heads/side"), None);
 }
 
@@ -529,11 +512,8 @@ fn spar_require_gate_runs_the_spar_gate_of_the_branch() {
 fn pre_push_stdin_is_parsed_exactly() {
     let (repo, _remote) = repo_with_remote();
     let run = |input: &str| {
-        let mut cmd = std::process::Command::new(bin("git-rails"));
+        let mut cmd = repo.command("git-rails");
         cmd.args(["hook", "pre-push", "origin", "url"])
-            .current_dir(repo.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", repo.home.path())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
@@ -714,11 +694,9 @@ fn pre_receive_gate_judges_the_pushed_objects() {
 fn agent_stop_exit_codes() {
     let (repo, _remote) = repo_with_remote();
     let run = |input: &str| {
-        let mut child = std::process::Command::new(bin("git-rails"))
+        let mut child = repo
+            .command("git-rails")
             .args(["hook", "agent-stop"])
-            .current_dir(repo.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", repo.home.path())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -1065,10 +1043,10 @@ fn pre_receive_refuses_an_evidence_chain_that_does_not_replay() {
     lines.push(format!("100644 blob {}\tstate.json", blob.trim()));
     let mktree = tmp.path().join("tree.txt");
     std::fs::write(&mktree, lines.join("\n") + "\n").unwrap();
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("git mktree < '{}'", mktree.display()))
-        .current_dir(repo.path())
+    let out = repo
+        .program("git")
+        .arg("mktree")
+        .stdin(std::fs::File::open(&mktree).unwrap())
         .output()
         .unwrap();
     let new_tree = String::from_utf8(out.stdout).unwrap();

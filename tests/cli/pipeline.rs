@@ -254,37 +254,8 @@ fn json_of(text: &str) -> Value {
 
 /// `git-rails` with the harness's hermetic environment, not waited for.
 fn rails_command(repo: &TestRepo, args: &[&str]) -> Command {
-    let mut cmd = Command::new(bin("git-rails"));
+    let mut cmd = repo.command("git-rails");
     cmd.args(args);
-    for var in [
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_NOTES_REF",
-        "VISUAL",
-        "EDITOR",
-    ] {
-        cmd.env_remove(var);
-    }
-    let bins = bin("git-rails").parent().unwrap().to_path_buf();
-    cmd.current_dir(repo.path())
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                bins.display(),
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
-        .env("HOME", repo.home.path())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Test Author")
-        .env("GIT_AUTHOR_EMAIL", "author@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Test Committer")
-        .env("GIT_COMMITTER_EMAIL", "committer@example.invalid")
-        .env("NO_COLOR", "1")
-        .env("TZ", "UTC");
     cmd
 }
 

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use rails_spar::spar::preset::{self, Launch, LaunchContext};
 use serde_json::{json, Value};
 
+use super::harness::{hermetic_command, system_path};
 use super::model_server::{
     custom_tool_call, function_call, message, text, tool_use, ModelServer, Script, Turn,
 };
@@ -189,24 +190,20 @@ impl Workspace {
     }
 }
 
-/// The environment of every run, as if started under `env -i`.
-fn hermetic(cmd: &mut Command, ws: &Workspace) {
-    let mut path = cli_dir().display().to_string();
-    // The npm launcher of codex is a node script: keep the folder holding node.
-    if let Some(node) = which("node") {
-        if let Some(dir) = node.parent() {
-            path.push(':');
-            path.push_str(&dir.display().to_string());
-        }
-    }
-    path.push_str(":/usr/local/bin:/usr/bin:/bin");
-    cmd.env_clear()
-        .env("PATH", path)
-        .env("HOME", &ws.home)
-        .env("TERM", "dumb")
-        .env("LANG", "C.UTF-8")
-        .env("TZ", "UTC")
-        .current_dir(&ws.work);
+/// A real CLI started in the workspace, in the harness's hermetic environment with the
+/// workspace's HOME; on top of it, on purpose: a PATH of the CLIs' folder
+/// (`RAILS_TEST_CLI_BIN`), the folder holding node (the npm launcher of codex is a node
+/// script) and the system folders only, a dumb terminal and a UTF-8 locale.
+fn cli_command(program: &Path, ws: &Workspace) -> Command {
+    let mut cmd = hermetic_command(program, &ws.home, &ws.work);
+    let mut dirs = vec![cli_dir()];
+    dirs.extend(which("node").and_then(|n| n.parent().map(Path::to_path_buf)));
+    system_path(
+        &mut cmd,
+        &dirs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+    );
+    cmd.env("TERM", "dumb").env("LANG", "C.UTF-8");
+    cmd
 }
 
 pub(crate) fn which(program: &str) -> Option<PathBuf> {
@@ -342,8 +339,7 @@ fn run_claude(
     model: &str,
     timeout: Timeout,
 ) -> CliRun {
-    let mut cmd = Command::new(claude);
-    hermetic(&mut cmd, ws);
+    let mut cmd = cli_command(claude, ws);
     let launch = claude_launch(claude, ws, model);
     assert_eq!(launch.argv[0], claude.display().to_string());
     cmd.args(&launch.argv[1..])
@@ -367,8 +363,7 @@ fn run_codex(
     let codex_home = ws.codex_home();
     std::fs::create_dir_all(&codex_home).unwrap();
     std::fs::write(codex_home.join("config.toml"), codex_config(server)).unwrap();
-    let mut cmd = Command::new(codex);
-    hermetic(&mut cmd, ws);
+    let mut cmd = cli_command(codex, ws);
     let launch = codex_launch(codex, ws, model);
     assert_eq!(launch.argv[0], codex.display().to_string());
     assert!(launch.env.is_empty(), "{:?}", launch.env);
@@ -437,14 +432,8 @@ pub(crate) fn pinned(name: &str) -> String {
 }
 
 fn version_of(program: &Path) -> String {
-    let out = Command::new(program)
+    let out = cli_command(program, &Workspace::new())
         .arg("--version")
-        .env(
-            "PATH",
-            which("node")
-                .and_then(|n| n.parent().map(Path::to_path_buf))
-                .unwrap_or_default(),
-        )
         .output()
         .unwrap();
     String::from_utf8_lossy(&out.stdout).trim().to_string()

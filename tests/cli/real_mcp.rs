@@ -101,7 +101,7 @@ fn agent_path() -> String {
 
 /// Claude Code in `repo`, pointed at `server`, with nothing of rails configured.
 fn claude_command(claude: &Path, repo: &TestRepo, server: &ModelServer, s: &Scratch) -> Command {
-    let mut cmd = repo.command_clean(claude);
+    let mut cmd = repo.program(claude);
     cmd.env("PATH", agent_path())
         .env("TERM", "dumb")
         .env("LANG", "C.UTF-8")
@@ -139,7 +139,7 @@ fn codex_config(server: &ModelServer, extra: &str) -> String {
 }
 
 fn codex_command(codex: &Path, repo: &TestRepo, s: &Scratch) -> Command {
-    let mut cmd = repo.command_clean(codex);
+    let mut cmd = repo.program(codex);
     cmd.env("PATH", agent_path())
         .env("TERM", "dumb")
         .env("LANG", "C.UTF-8")
@@ -706,7 +706,7 @@ fn claude_mcp_list_sees_the_servers_agent_setup_wrote() {
     let repo = TestRepo::new();
     repo.rails(&["agent", "setup", "claude"]).ok();
     let list = || {
-        let mut cmd = repo.command_clean(&claude);
+        let mut cmd = repo.program(&claude);
         cmd.env("PATH", agent_path())
             .env("TERM", "dumb")
             .args(["mcp", "list"]);

@@ -18,43 +18,39 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::harness::{bin, Run, TestRepo};
+use super::harness::{path_first, Run};
 use super::model_server::{
     custom_tool_call, function_call, message, text, tool_use, ModelServer, Script, Turn,
 };
 use super::real_cli::{cli, cli_dir, event_kinds};
+use super::spar_fixture::{spar_fixture, SparChange};
 use super::spar_results::ANGLES;
 
 const MAIN_HEAD: &str = "fn main() {\n    println!(\"hello\");\n}\n";
 
-/// The repository of `spar_presets.rs` (branch `feature`, one change from `main`), the model
-/// server, and the folders the CLIs get: the user config, `XDG_CONFIG_HOME`, `CODEX_HOME`.
+/// The repository of `spar_presets.rs` (branch `feature`, one change from `main`) and the
+/// folders the CLIs get beside it (the user config, `XDG_CONFIG_HOME`, `CODEX_HOME`), on the
+/// one spar fixture; and the model server.
 struct Fx {
-    repo: TestRepo,
-    dir: tempfile::TempDir,
-    head: String,
+    s: SparChange,
     server: ModelServer,
 }
+
+spar_fixture!(Fx);
 
 impl Fx {
     /// `script` gets the head commit, which the answers name.
     fn new(script: impl FnOnce(&str) -> Script) -> Fx {
-        let repo = TestRepo::new();
-        repo.write("app/main.rs", "fn main() {}\n");
-        repo.commit_all("base");
-        repo.git(&["checkout", "-q", "-b", "feature"]);
-        repo.write("app/main.rs", MAIN_HEAD);
-        repo.write("checks/t.py", "import app\n");
-        repo.commit_all("change");
-        let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
-        let dir = tempfile::tempdir().unwrap();
-        for d in ["xdg", "codex-home"] {
-            std::fs::create_dir_all(dir.path().join(d)).unwrap();
-        }
-        let server = ModelServer::start(script(&head));
+        let s = SparChange::new(
+            &[("app/main.rs", "fn main() {}\n")],
+            &[("app/main.rs", MAIN_HEAD), ("checks/t.py", "import app\n")],
+            Some("feature"),
+            &["xdg", "codex-home"],
+        );
+        let server = ModelServer::start(script(&s.head));
         // The only Codex configuration: the test server as the model provider.
         std::fs::write(
-            dir.path().join("codex-home/config.toml"),
+            s.tmp("codex-home/config.toml"),
             format!(
                 "model_provider = \"spar_test\"\n\n\
                  [model_providers.spar_test]\n\
@@ -66,16 +62,7 @@ impl Fx {
             ),
         )
         .unwrap();
-        Fx {
-            repo,
-            dir,
-            head,
-            server,
-        }
-    }
-
-    fn tmp(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
+        Fx { s, server }
     }
 
     fn user(&self, toml: &str) {
@@ -83,28 +70,12 @@ impl Fx {
     }
 
     /// `git spar run --base main --reviewers <reviewers>` with the real CLIs first on PATH and
-    /// the server as their API; nothing of the caller's own CLI setup leaks in.
+    /// the server as their API; nothing of the caller's own CLI setup leaks in (the hermetic
+    /// environment holds none of it: no `ANTHROPIC_*`, `CLAUDE*`, `OPENAI_*`, `CODEX_*` or proxy).
     fn run(&self, reviewers: &str) -> Run {
         let mut cmd = self.repo.command("git-spar");
-        for (k, _) in std::env::vars_os() {
-            let k = k.to_string_lossy();
-            let upper = k.to_ascii_uppercase();
-            if ["ANTHROPIC_", "CLAUDE", "OPENAI_", "CODEX_"]
-                .iter()
-                .any(|p| upper.starts_with(p))
-                || upper.ends_with("_PROXY")
-            {
-                cmd.env_remove(k.as_ref());
-            }
-        }
-        let path = format!(
-            "{}:{}:{}",
-            cli_dir().display(),
-            bin("git-spar").parent().unwrap().display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
+        path_first(&mut cmd, &[&cli_dir()]);
         cmd.args(["run", "--base", "main", "--reviewers", reviewers])
-            .env("PATH", path)
             .env("SPAR_CONFIG", self.tmp("user.toml"))
             .env("XDG_CONFIG_HOME", self.tmp("xdg"))
             .env("CODEX_HOME", self.tmp("codex-home"))

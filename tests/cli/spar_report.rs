@@ -587,7 +587,7 @@ fn chromium() -> Option<PathBuf> {
 /// Runs headless Chromium on `url` with `args` and a fresh profile; its stdout.
 fn browse(chromium: &Path, args: &[&str], url: &str) -> String {
     let profile = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(chromium)
+    let out = crate::harness::hermetic_command(chromium, profile.path(), profile.path())
         .args([
             "--headless",
             "--no-sandbox",

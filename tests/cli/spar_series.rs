@@ -320,6 +320,124 @@ fn triage_follows_the_disposition_table() {
     fx.spar(&["gate", "s:code-1"]).ok();
 }
 
+/// Where a command takes a series and a round, what is refused first stays the same on every
+/// path: a series name that is no series name is a usage error before anything else is looked
+/// at; a round name is only looked up (an empty one is "not recorded" like any other); the
+/// options a command checks on their own come before the series is read.
+#[test]
+fn series_and_round_names_are_refused_in_the_same_order_on_every_path() {
+    let fx = Fixture::new("");
+    mixed_round(&fx);
+    let not_recorded = "s: round  is not recorded";
+    for args in [
+        vec![
+            "triage",
+            "s",
+            "",
+            "lint-F1",
+            "accepted",
+            "--user-quote",
+            "q",
+        ],
+        vec!["waive", "s", "", "lint", "--user-quote", "q"],
+        vec!["show", "s:"],
+    ] {
+        fx.refuse("s", 65, &args, not_recorded);
+    }
+    let result = fx.tmp("result.json");
+    std::fs::write(&result, "{}").unwrap();
+    let result = result.display().to_string();
+    fx.refuse(
+        "s",
+        65,
+        &["record", "s", "", "lint", "--result", &result],
+        not_recorded,
+    );
+    // The result file is read before the round is looked up; the series name before both.
+    fx.refuse(
+        "s",
+        65,
+        &["record", "s", "", "lint", "--result", "/nonexistent"],
+        "--result /nonexistent: cannot be read",
+    );
+    let invalid = "series \"S.\" is not valid";
+    fx.refuse(
+        "s",
+        64,
+        &["record", "S.", "code-1", "lint", "--result", "/nonexistent"],
+        invalid,
+    );
+    // triage: the series name, then the disposition and its options, then the records.
+    fx.refuse("s", 64, &["triage", "S.", "code-1", "x", "bogus"], invalid);
+    fx.refuse(
+        "s",
+        65,
+        &["triage", "nosuch", "code-1", "x", "bogus"],
+        "disposition \"bogus\" is not one of",
+    );
+    fx.refuse(
+        "s",
+        65,
+        &["triage", "nosuch", "code-1", "x", "accepted"],
+        "accepted needs --user-quote",
+    );
+    fx.refuse(
+        "s",
+        65,
+        &[
+            "triage",
+            "nosuch",
+            "code-1",
+            "x",
+            "accepted",
+            "--user-quote",
+            "q",
+        ],
+        "nosuch: round code-1 is not recorded",
+    );
+    // waive: the series name, then the user's words, then the records.
+    fx.refuse("s", 64, &["waive", "S.", "", "lint"], invalid);
+    fx.refuse(
+        "s",
+        65,
+        &["waive", "nosuch", "code-1", "lint"],
+        "waive needs --user-quote",
+    );
+    // gate and report: every listed name is checked before any round is read or --out is
+    // looked at; a round that is not recorded is then a reason, not an error.
+    fx.refuse("s", 64, &["gate", "nosuch:code-1", "S.:x"], invalid);
+    fx.refuse(
+        "s",
+        64,
+        &["gate", "s:code-1", "x:", "--out", "app/main.rs"],
+        "\"x:\" is not <series>:<round>",
+    );
+    fx.refuse(
+        "s",
+        65,
+        &["gate", "s:code-1", "--out", "app/main.rs"],
+        "--out app/main.rs: exists and is not a review-gate/v1 file",
+    );
+    let html = fx.tmp("report.html").display().to_string();
+    fx.refuse(
+        "s",
+        64,
+        &["report", "s:code-1", "bad", "--html", &html],
+        "\"bad\" is not <series>:<round>",
+    );
+    fx.refuse(
+        "s",
+        65,
+        &["report", "s:code-1", "nosuch:code-2", "--html", &html],
+        "nosuch: round code-2 is not recorded",
+    );
+    assert!(!fx.tmp("report.html").exists());
+    let g = fx.spar(&["gate", "s:nosuch"]);
+    g.code(2)
+        .stdout_has("s:nosuch: cannot be read: s: round nosuch is not recorded")
+        .stdout_has("s: round code-1 of the series is not in the gate list");
+}
+
 #[test]
 fn duplicates_are_followed_and_a_cycle_stays_open() {
     let fx = Fixture::new("check_paths = [\"checks/**\"]\n");
@@ -716,7 +834,9 @@ fn writes_wait_for_the_series_lock_and_the_gate_does_not() {
     let lock = fx.repo.path().join(".git/spar/locks/s.lock");
     assert!(lock.exists(), "run takes the series lock");
     let ready = fx.tmp("held");
-    let mut holder = Command::new("flock")
+    let mut holder = fx
+        .repo
+        .program("flock")
         .arg(&lock)
         .arg("sh")
         .arg("-c")

@@ -676,11 +676,7 @@ fn doctor_names_each_problem_with_its_fix() {
     let leave_lock = || {
         std::fs::write(&lock, "").unwrap();
         a.git(&["rev-parse", "HEAD"]);
-        std::process::Command::new("touch")
-            .args(["-d", "1 hour ago"])
-            .arg(&lock)
-            .status()
-            .unwrap();
+        crate::harness::age(&lock, std::time::Duration::from_secs(3600));
     };
     if !reftable {
         leave_lock();

@@ -73,11 +73,7 @@ fn rerun_catches_a_green_that_passes_only_on_this_machine() {
     repo.commit_all("ignore node_modules");
     accept(&repo, "red", "c1", &[]);
     repo.write("node_modules/.bin/runner", "#!/bin/sh\n");
-    std::process::Command::new("chmod")
-        .args(["+x", "node_modules/.bin/runner"])
-        .current_dir(repo.path())
-        .status()
-        .unwrap();
+    crate::harness::make_executable(&repo.path().join("node_modules/.bin/runner"));
     accept(
         &repo,
         "green",

@@ -9,23 +9,18 @@ pub(super) fn cmd_gate(a: GateArgs) -> Result<Outcome> {
         &["text", "json", "sarif", "markdown"],
     )?;
     let store = Store::discover()?;
-    let out = series::gate(
-        &store,
-        &series::GateRequest {
-            rounds: a.rounds.clone(),
-            expect_head: a.expect_head,
-            out: a.out,
-        },
-    )?;
+    let req = series::GateRequest {
+        rounds: series::gate_targets(&a.rounds)?,
+        expect_head: a.expect_head,
+        out: a.out,
+    };
+    let out = series::gate(&store, &req)?;
     if format == "sarif" || format == "markdown" {
         // The rounds that can be read; one that cannot is among the gate's reasons.
-        let views: Vec<_> = a
+        let views: Vec<_> = req
             .rounds
             .iter()
-            .filter_map(|t| {
-                let (s, r) = view::parse_target(t).ok()?;
-                view::load(&store, &s, &r).ok()
-            })
+            .filter_map(|(s, r)| view::load(&store, s, r).ok())
             .collect();
         if format == "sarif" {
             crate::cli::print_json(&sarif::log(&views, Some(&out.document)))?;

@@ -14,7 +14,7 @@ pub(super) fn cmd_list(a: ListArgs) -> Result<Outcome> {
         eprintln!("spar: no series yet; run a round with `git spar run --base <rev>`");
     } else {
         for (s, r) in rows {
-            outln!("{s:<24} {}", r.join(" "));
+            outln!("{:<24} {}", s.as_str(), r.join(" "));
         }
     }
     Ok(Outcome::Ok)

@@ -8,7 +8,7 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use serde_json::json;
 
 use crate::error::{Error, Outcome, Result};
-use crate::spar::ids::SeriesId;
+use crate::spar::ids::{RoundName, SeriesId};
 use crate::spar::vocab::Stage;
 use crate::spar::{self, round, sarif, series, view};
 use crate::store::Store;

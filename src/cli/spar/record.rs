@@ -17,7 +17,7 @@ pub(super) fn cmd_record(a: RecordArgs) -> Result<Outcome> {
     let out = round::record_result(
         &store,
         &SeriesId::new(&a.series)?,
-        &a.round,
+        &RoundName::named(&a.round),
         &a.reviewer,
         &input,
         &mut progress,

@@ -5,15 +5,13 @@ use super::*;
 pub(super) fn cmd_report(a: ReportArgs) -> Result<Outcome> {
     crate::report::check_out_file(&a.html)?;
     let store = Store::discover()?;
-    let out = series::gate(
-        &store,
-        &series::GateRequest {
-            rounds: a.rounds.clone(),
-            expect_head: None,
-            out: None,
-        },
-    )?;
-    let views = view::load_targets(&store, &a.rounds)?;
+    let req = series::GateRequest {
+        rounds: series::gate_targets(&a.rounds)?,
+        expect_head: None,
+        out: None,
+    };
+    let out = series::gate(&store, &req)?;
+    let views = view::load_targets(&store, &req.rounds)?;
     let page = crate::report::spar::html_report(
         &views,
         &crate::report::spar::GateView {

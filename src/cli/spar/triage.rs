@@ -6,7 +6,7 @@ pub(super) fn cmd_triage(a: TriageArgs) -> Result<Outcome> {
     let store = Store::discover()?;
     let req = series::TriageRequest {
         series: SeriesId::new(&a.series)?,
-        round: a.round,
+        round: RoundName::named(&a.round),
         finding: a.finding,
         disposition: a.disposition,
         of: a.of,

@@ -8,7 +8,7 @@ pub(super) fn cmd_waive(a: WaiveArgs) -> Result<Outcome> {
     let entry = series::waive(
         &store,
         &SeriesId::new(&a.series)?,
-        &a.round,
+        &RoundName::named(&a.round),
         &a.reviewer,
         &a.user_quote,
         &mut progress,

@@ -75,6 +75,7 @@ pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> 
 /// `/` replaced by `-`), over every recorded round that is not a dry run, expecting the pushed
 /// tip as the reviewed head. Returns whether it passed; the reasons go to `out`.
 fn spar_gate(store: &Store, l: &PushLine, out: &mut HookResult) -> Result<bool> {
+    use crate::spar::ids::SeriesId;
     use crate::spar::{record, series};
     let Some(branch) = l.local_ref.strip_prefix("refs/heads/") else {
         out.say(format!(
@@ -83,7 +84,7 @@ fn spar_gate(store: &Store, l: &PushLine, out: &mut HookResult) -> Result<bool> 
         ));
         return Ok(false);
     };
-    let name = branch.replace('/', "-");
+    let name = SeriesId::recorded(&branch.replace('/', "-"));
     let mut rounds = Vec::new();
     for r in record::round_names(store, &name)? {
         let dry = record::load_round(store, &name, &r)
@@ -103,15 +104,20 @@ fn spar_gate(store: &Store, l: &PushLine, out: &mut HookResult) -> Result<bool> 
         ));
         return Ok(false);
     }
-    let g = series::gate(
-        store,
-        &series::GateRequest {
-            rounds,
-            expect_head: Some(l.local_oid.clone()),
-            out: None,
-        },
-    )
-    .map_err(|e| e.context("the spar gate could not run; the push is refused"))?;
+    // The rounds as a command names them, checked the same way (a branch's series may be no
+    // series name at all).
+    let g = series::gate_targets(&rounds)
+        .and_then(|rounds| {
+            series::gate(
+                store,
+                &series::GateRequest {
+                    rounds,
+                    expect_head: Some(l.local_oid.clone()),
+                    out: None,
+                },
+            )
+        })
+        .map_err(|e| e.context("the spar gate could not run; the push is refused"))?;
     if g.passed {
         out.say(format!("git-rails: spar gate of {name} passed"));
     } else {

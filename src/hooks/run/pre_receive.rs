@@ -71,7 +71,8 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
             let tip = ObjectId::from_hex(new.as_bytes())
                 .map_err(|e| Error::refused(format!("pre-receive: bad oid {new}: {e}")))?;
             // The pushed objects are still in quarantine: read them through the view.
-            let found = crate::spar::record::replaced_results(&view, series, tip)?;
+            let series = crate::spar::ids::SeriesId::recorded(series);
+            let found = crate::spar::record::replaced_results(&view, &series, tip)?;
             if !found.is_empty() {
                 out.code = 1;
                 out.say(format!(
@@ -83,7 +84,7 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
             }
             // Gate facts are a summary anyone can write: each pushed round's must agree with
             // the round's own records, derived again here.
-            let lies = crate::spar::facts::lies_at(&view, series, tip)?;
+            let lies = crate::spar::facts::lies_at(&view, &series, tip)?;
             if !lies.is_empty() {
                 out.code = 1;
                 out.say(format!(

@@ -141,7 +141,7 @@ pub fn run(
         .filter(|r| RoundName::stage_of(r) == Some(stage.as_str()))
         .count()
         + 1;
-    let round_name = RoundName::numbered(stage, n).to_string();
+    let round_name = RoundName::numbered(stage, n);
 
     let workspace = match &out_dir {
         Some(d) => d.clone(),
@@ -289,7 +289,7 @@ pub fn run(
     let mut round = Round {
         schema: records::ROUND_SCHEMA.into(),
         series: series.to_string(),
-        round: round_name.clone(),
+        round: round_name.to_string(),
         stage: stage.into(),
         base: base.to_string(),
         head: head.to_string(),
@@ -458,8 +458,8 @@ pub(super) fn make_writable_and_remove(dir: &Path) -> std::io::Result<()> {
 /// How a write of a round ends, for a run and for a recorded result alike.
 pub(super) struct Ending<'a> {
     /// Where the round is written (as asked, whatever its `round.json` says).
-    pub(super) series: &'a str,
-    pub(super) round_name: &'a str,
+    pub(super) series: &'a SeriesId,
+    pub(super) round_name: &'a RoundName,
     /// The round's findings, all of them (`findings.json`).
     pub(super) findings: &'a [Finding],
     /// The whole `ledger.jsonl`.

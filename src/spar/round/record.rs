@@ -62,12 +62,11 @@ pub(super) fn read_bounded(file: &Path, option: &str, limit: u64) -> Result<Stri
 pub fn record_result(
     store: &Store,
     series: &SeriesId,
-    round_name: &str,
+    round_name: &RoundName,
     reviewer: &str,
     input: &RecordInput,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RecordOutcome> {
-    let series = series.as_str();
     let (option, file) = match input {
         RecordInput::Result(f) => ("--result", f),
         RecordInput::Transcript(f) => ("--transcript", f),

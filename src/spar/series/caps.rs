@@ -19,7 +19,7 @@ pub struct Extension {
 }
 
 /// Reads the series' extensions; a line out of form is a refusal (G32).
-pub fn read_extensions(store: &Store, series: &str) -> Result<(Vec<u8>, Vec<Extension>)> {
+pub fn read_extensions(store: &Store, series: &SeriesId) -> Result<(Vec<u8>, Vec<Extension>)> {
     let bytes = match record::series_tip(store, series)? {
         Some(tip) => store.read_file(tip, EXTENSIONS_FILE)?.unwrap_or_default(),
         None => Vec::new(),
@@ -133,7 +133,7 @@ pub fn extend(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Extension> {
     let mut ext = check_extension(req)?;
-    let series = req.series.as_str();
+    let series = &req.series;
     let _lock = lock_series(store, series, progress)?;
     if record::series_tip(store, series)?.is_none() {
         return Err(Error::refused(format!("series {series} has no rounds"))
@@ -205,14 +205,19 @@ pub struct StageCaps {
 
 /// A round stopped before it recorded findings (no finished_at and no findings.json) counts
 /// like a dry run (G29).
-pub(super) fn stopped(store: &Store, series: &str, r: &Round) -> Result<bool> {
+pub(super) fn stopped(store: &Store, series: &SeriesId, r: &Round) -> Result<bool> {
     Ok(r.finished_at.is_none()
-        && record::round_file(store, series, &r.round, "findings.json")?.is_none())
+        && record::round_file(store, series, &RoundName::named(&r.round), "findings.json")?
+            .is_none())
 }
 
 /// The packet without its title line: the title names the round, so two packets of the same
 /// change differ there even when everything the reviewers get is the same.
-pub(super) fn packet_body(store: &Store, series: &str, round: &str) -> Result<Option<Vec<u8>>> {
+pub(super) fn packet_body(
+    store: &Store,
+    series: &SeriesId,
+    round: &RoundName,
+) -> Result<Option<Vec<u8>>> {
     Ok(
         record::round_file(store, series, round, "packet.md")?.map(|b| {
             match b.iter().position(|c| *c == b'\n') {
@@ -225,7 +230,7 @@ pub(super) fn packet_body(store: &Store, series: &str, round: &str) -> Result<Op
 
 /// Whether `r` re-ran only reviewers that had not completed in `prev` over the same stage,
 /// base, head and packet.
-pub(super) fn is_rerun(store: &Store, series: &str, r: &Round, prev: &Round) -> Result<bool> {
+pub(super) fn is_rerun(store: &Store, series: &SeriesId, r: &Round, prev: &Round) -> Result<bool> {
     if r.stage != prev.stage || r.base != prev.base || r.head != prev.head {
         return Ok(false);
     }
@@ -235,8 +240,8 @@ pub(super) fn is_rerun(store: &Store, series: &str, r: &Round, prev: &Round) -> 
     if r.packet_sha256 == prev.packet_sha256 {
         return Ok(true);
     }
-    let a = packet_body(store, series, &r.round)?;
-    Ok(a.is_some() && a == packet_body(store, series, &prev.round)?)
+    let a = packet_body(store, series, &RoundName::named(&r.round))?;
+    Ok(a.is_some() && a == packet_body(store, series, &RoundName::named(&prev.round))?)
 }
 
 pub(super) fn reviewers_unfinished_in<'a>(
@@ -254,7 +259,7 @@ pub(super) fn reviewers_unfinished_in<'a>(
 }
 
 /// Counts the rounds of every stage of a series and adds the extensions to the caps.
-pub fn stage_caps(store: &Store, cfg: &Config, series: &str) -> Result<Vec<StageCaps>> {
+pub fn stage_caps(store: &Store, cfg: &Config, series: &SeriesId) -> Result<Vec<StageCaps>> {
     let names = record::round_names(store, series)?;
     let (_, extensions) = read_extensions(store, series)?;
     let mut rounds = Vec::new();
@@ -335,7 +340,12 @@ pub struct RunProbe<'a> {
 
 /// The cap check of `git spar run`, called under the series lock before anything is written:
 /// a run that would be counted past the stage's cap is refused.
-pub fn check_cap(store: &Store, cfg: &Config, series: &str, probe: &RunProbe<'_>) -> Result<()> {
+pub fn check_cap(
+    store: &Store,
+    cfg: &Config,
+    series: &SeriesId,
+    probe: &RunProbe<'_>,
+) -> Result<()> {
     if probe.dry_run {
         return Ok(());
     }
@@ -352,7 +362,7 @@ pub fn check_cap(store: &Store, cfg: &Config, series: &str, probe: &RunProbe<'_>
         .iter()
         .rev()
         .find(|r| r.why != "dry run")
-        .map(|r| record::load_round(store, series, &r.round))
+        .map(|r| record::load_round(store, series, &RoundName::named(&r.round)))
         .transpose()?;
     if let Some(prev) = newest {
         let (base, head) = (probe.base.to_string(), probe.head.to_string());

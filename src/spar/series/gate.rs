@@ -9,10 +9,24 @@ pub const GATE_SCHEMA: &str = "review-gate/v1";
 /// What `git spar gate` was asked.
 #[derive(Debug, Clone, Default)]
 pub struct GateRequest {
-    /// `<series>:<round>` in the order given.
-    pub rounds: Vec<String>,
+    /// The rounds in the order given (see [`gate_targets`]).
+    pub rounds: Vec<(SeriesId, RoundName)>,
     pub expect_head: Option<String>,
     pub out: Option<PathBuf>,
+}
+
+/// The rounds a gate is asked about, each given as `<series>:<round>`: refused when there is
+/// none, then when one is not `<series>:<round>` (usage errors, in that order). Where a command,
+/// a tool or a hook names the rounds, this is the one check of them.
+pub fn gate_targets(given: &[String]) -> Result<Vec<(SeriesId, RoundName)>> {
+    if given.is_empty() {
+        return Err(no_rounds());
+    }
+    given.iter().map(|t| parse_target(t)).collect()
+}
+
+fn no_rounds() -> Error {
+    Error::usage("name at least one round as <series>:<round>")
 }
 
 /// The gate's decision and everything it reports.
@@ -27,7 +41,7 @@ pub struct GateOutcome {
 /// repository around it; an existing file must be a previous gate file, whose digest is kept.
 pub(super) fn check_gate_out(
     out: &Path,
-    listed: &[(String, String)],
+    listed: &[(SeriesId, RoundName)],
 ) -> Result<(PathBuf, Option<String>)> {
     let abs = crate::spar::absolute(out)?;
     let shown = out.display();
@@ -100,23 +114,20 @@ pub(super) struct Listed {
 /// e.g. one being written, is a blocked reason.
 pub fn gate(store: &Store, req: &GateRequest) -> Result<GateOutcome> {
     if req.rounds.is_empty() {
-        return Err(Error::usage("name at least one round as <series>:<round>"));
+        return Err(no_rounds());
     }
-    let mut targets = Vec::new();
-    for t in &req.rounds {
-        targets.push(parse_target(t)?);
-    }
+    let targets = &req.rounds;
     let out = match &req.out {
-        Some(o) => Some(check_gate_out(o, &targets)?),
+        Some(o) => Some(check_gate_out(o, targets)?),
         None => None,
     };
     // The decision is a function of the series tips, the list and --expect-head: a gate asked
     // again (every push) reads one small file instead of every round.
-    let cache = GateCache::new(store, &targets, req.expect_head.as_deref());
+    let cache = GateCache::new(store, targets, req.expect_head.as_deref());
     let (passed, reasons, mut document) = match cache.as_ref().and_then(|c| c.read()) {
         Some(hit) => hit,
         None => {
-            let decided = decide(store, req, &targets)?;
+            let decided = decide(store, req, targets)?;
             if let Some(c) = &cache {
                 c.write(&decided);
             }
@@ -144,23 +155,23 @@ pub(super) type Decided = (bool, Vec<String>, Value);
 pub(super) fn decide(
     store: &Store,
     req: &GateRequest,
-    targets: &[(String, String)],
+    targets: &[(SeriesId, RoundName)],
 ) -> Result<Decided> {
     let mut views: BTreeMap<String, facts::View> = BTreeMap::new();
     for (s, _) in targets {
-        if views.contains_key(s) {
+        if views.contains_key(s.as_str()) {
             continue;
         }
         match facts::view(store, s) {
             Ok(v) => {
-                views.insert(s.clone(), v);
+                views.insert(s.to_string(), v);
             }
             Err(_) => return decide_reading_records(store, req, targets),
         }
     }
     let odd = targets.iter().any(|(s, r)| {
-        views[s].facts.get(r).is_some_and(|f| {
-            f.round_error.is_none() && (f.series_named != *s || f.round_named != *r)
+        views[s.as_str()].facts.get(r.as_str()).is_some_and(|f| {
+            f.round_error.is_none() && (*s != f.series_named || *r != f.round_named)
         })
     });
     if odd {
@@ -209,14 +220,14 @@ pub(super) fn resolved_by_facts(
 pub(super) fn decide_from_facts(
     store: &Store,
     req: &GateRequest,
-    targets: &[(String, String)],
+    targets: &[(SeriesId, RoundName)],
     views: &BTreeMap<String, facts::View>,
 ) -> Decided {
     let mut reasons: Vec<String> = Vec::new();
     // (order, series, round, facts) of each listed round that could be read.
     let mut listed: Vec<(usize, &str, &str, &facts::RoundFacts)> = Vec::new();
     for (i, (s, r)) in targets.iter().enumerate() {
-        let Some(f) = views[s].facts.get(r) else {
+        let Some(f) = views[s.as_str()].facts.get(r.as_str()) else {
             reasons.push(format!(
                 "{s}:{r}: cannot be read: {}",
                 record::not_recorded(s, r).message
@@ -373,7 +384,7 @@ pub(super) fn decide_from_facts(
 /// The decision document from what the gate found.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn finish_decision(
-    targets: &[(String, String)],
+    targets: &[(SeriesId, RoundName)],
     reasons: Vec<String>,
     newest_head: Option<String>,
     expect: Value,
@@ -409,7 +420,7 @@ pub(super) fn finish_decision(
 pub(super) fn decide_reading_records(
     store: &Store,
     req: &GateRequest,
-    targets: &[(String, String)],
+    targets: &[(SeriesId, RoundName)],
 ) -> Result<Decided> {
     let mut reasons: Vec<String> = Vec::new();
     let mut listed: Vec<Listed> = Vec::new();
@@ -453,7 +464,7 @@ pub(super) fn decide_reading_records(
     }
 
     // Every recorded round of each named series must be in the list.
-    let mut series_names: Vec<&str> = targets.iter().map(|(s, _)| s.as_str()).collect();
+    let mut series_names: Vec<&SeriesId> = targets.iter().map(|(s, _)| s).collect();
     series_names.dedup();
     series_names.sort();
     series_names.dedup();
@@ -466,7 +477,7 @@ pub(super) fn decide_reading_records(
             }
         };
         for n in names {
-            if targets.iter().any(|(ts, tr)| ts == s && *tr == n) {
+            if targets.iter().any(|(ts, tr)| ts == *s && *tr == n) {
                 continue;
             }
             let skip = match record::load_round(store, s, &n) {
@@ -506,8 +517,9 @@ pub(super) fn decide_reading_records(
         }
     }
     for l in newest.values() {
+        // Where its round.json says it is (the gate read it at its path, which says the same).
         let (s, r) = (&l.round.series, &l.round.round);
-        let waived = match read_waivers(store, s, r) {
+        let waived = match read_waivers(store, &SeriesId::recorded(s), &RoundName::named(r)) {
             Ok((_, w)) => w,
             Err(e) => {
                 reasons.push(format!("{s}:{r}: {e}"));
@@ -531,9 +543,12 @@ pub(super) fn decide_reading_records(
         let (s, r) = (l.round.series.clone(), l.round.round.clone());
         let view = views
             .entry(s.clone())
-            .or_insert_with(|| Series::new(store, &s));
+            .or_insert_with(|| Series::new(store, &SeriesId::recorded(&s)));
         // Parsed once: the listed round's findings are the ones at its path.
-        if targets.get(l.order) == Some(&(s.clone(), r.clone())) {
+        if targets
+            .get(l.order)
+            .is_some_and(|(ts, tr)| *ts == s && *tr == r)
+        {
             view.know(&r, l.findings.clone());
         }
         if let Err(e) = view.state(&r) {

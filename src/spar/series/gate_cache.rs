@@ -17,10 +17,10 @@ pub(super) const GATE_CACHE_ENTRIES: usize = 64;
 impl GateCache {
     pub(super) fn new(
         store: &Store,
-        targets: &[(String, String)],
+        targets: &[(SeriesId, RoundName)],
         expect: Option<&str>,
     ) -> Option<GateCache> {
-        let mut series: Vec<&str> = targets.iter().map(|(s, _)| s.as_str()).collect();
+        let mut series: Vec<&SeriesId> = targets.iter().map(|(s, _)| s).collect();
         series.sort();
         series.dedup();
         let mut tips = Vec::new();

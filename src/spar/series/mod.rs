@@ -71,7 +71,7 @@ fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 // ---------------------------------------------------------------------------------------------
 // Triage
 
-fn moved(series: &str) -> Error {
+fn moved(series: &SeriesId) -> Error {
     Error::internal(format!(
         "{} moved while holding the series lock",
         record::series_ref(series)

@@ -16,8 +16,8 @@ pub struct LedgerEntry {
 /// Reads a round's ledger (an absent file is an empty ledger: old rounds without hardening).
 pub(super) fn read_ledger(
     store: &Store,
-    series: &str,
-    round: &str,
+    series: &SeriesId,
+    round: &RoundName,
 ) -> std::result::Result<(Vec<u8>, Vec<LedgerEntry>), String> {
     let bytes = record::round_file(store, series, round, "ledger.jsonl")
         .map_err(|e| e.message)?
@@ -61,8 +61,8 @@ pub(crate) fn parse_ledger(
 /// A ledger that cannot be read is refused with the round named.
 pub fn triage_in_force(
     store: &Store,
-    series: &str,
-    round: &str,
+    series: &SeriesId,
+    round: &RoundName,
 ) -> Result<HashMap<String, String>> {
     let (_, entries) = read_ledger(store, series, round)
         .map_err(|e| Error::refused(format!("{series}: round {round}: {e}")))?;
@@ -89,17 +89,17 @@ pub(super) struct RoundState {
 /// does not name.
 pub(super) struct Series<'a> {
     pub(super) store: &'a Store,
-    pub(super) series: String,
+    pub(super) series: SeriesId,
     pub(super) rounds: HashMap<String, std::result::Result<RoundState, String>>,
     /// Findings the caller already read, so a round's `findings.json` is parsed once.
     pub(super) known: HashMap<String, Rc<Vec<Finding>>>,
 }
 
 impl<'a> Series<'a> {
-    pub(super) fn new(store: &'a Store, series: &str) -> Self {
+    pub(super) fn new(store: &'a Store, series: &SeriesId) -> Self {
         Series {
             store,
-            series: series.to_string(),
+            series: series.clone(),
             rounds: HashMap::new(),
             known: HashMap::new(),
         }
@@ -116,6 +116,7 @@ impl<'a> Series<'a> {
         let (store, series) = (self.store, self.series.clone());
         let known = self.known.remove(round);
         self.rounds.entry(round.to_string()).or_insert_with(|| {
+            let round = &RoundName::named(round);
             let findings = match known {
                 Some(f) => f,
                 None => {
@@ -170,7 +171,7 @@ impl<'a> Series<'a> {
 #[derive(Debug, Clone)]
 pub struct TriageRequest {
     pub series: SeriesId,
-    pub round: String,
+    pub round: RoundName,
     pub finding: String,
     pub disposition: String,
     pub of: Option<String>,
@@ -185,7 +186,7 @@ pub struct TriageRequest {
 /// Records a disposition in the round's `ledger.jsonl` (one commit). Every check happens
 /// under the series lock on records read after taking it; any refusal writes nothing.
 pub fn triage(store: &Store, req: &TriageRequest, progress: &mut dyn FnMut(&str)) -> Result<Value> {
-    let series = req.series.as_str();
+    let series = &req.series;
     let Some((disposition, (classes, needs))) =
         Disposition::parse(&req.disposition).and_then(|d| Some((d, d.rule()?)))
     else {
@@ -269,7 +270,7 @@ pub fn triage(store: &Store, req: &TriageRequest, progress: &mut dyn FnMut(&str)
     });
     if let Some(of) = text(&req.of) {
         let (of_round, of_id) = resolve_of(store, series, &req.round, &of)?;
-        if of_round == req.round && of_id == finding.id {
+        if req.round == of_round && of_id == finding.id {
             return Err(Error::refused(format!(
                 "{} cannot be a duplicate of itself",
                 finding.id
@@ -313,8 +314,8 @@ pub fn triage(store: &Store, req: &TriageRequest, progress: &mut dyn FnMut(&str)
 /// another round of the same series.
 pub(super) fn resolve_of(
     store: &Store,
-    series: &str,
-    round: &str,
+    series: &SeriesId,
+    round: &RoundName,
     of: &str,
 ) -> Result<(String, String)> {
     let same = record::load_findings(store, series, round)?;
@@ -322,8 +323,11 @@ pub(super) fn resolve_of(
         return Ok((round.to_string(), of.to_string()));
     }
     if let Some((r, id)) = of.split_once(':') {
-        if record::round_names(store, series)?.iter().any(|n| n == r) {
-            let other = record::load_findings(store, series, r)?;
+        if let Some(r) = record::round_names(store, series)?
+            .into_iter()
+            .find(|n| *n == *r)
+        {
+            let other = record::load_findings(store, series, &r)?;
             if other.iter().any(|f| f.id == id) {
                 return Ok((r.to_string(), id.to_string()));
             }

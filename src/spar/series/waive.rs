@@ -7,8 +7,8 @@ use super::*;
 /// non-empty user_quote.
 pub(super) fn read_waivers(
     store: &Store,
-    series: &str,
-    round: &str,
+    series: &SeriesId,
+    round: &RoundName,
 ) -> std::result::Result<(Vec<u8>, Vec<String>), String> {
     let bytes = record::round_file(store, series, round, "waivers.jsonl")
         .map_err(|e| e.message)?
@@ -40,12 +40,11 @@ pub(crate) fn parse_waivers(bytes: &[u8]) -> std::result::Result<Vec<String>, St
 pub fn waive(
     store: &Store,
     series: &SeriesId,
-    round: &str,
+    round: &RoundName,
     reviewer: &str,
     user_quote: &Option<String>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Value> {
-    let series = series.as_str();
     let Some(quote) = text(user_quote) else {
         return Err(Error::refused(
             "waive needs --user-quote: the user's words agreeing to go on without this reviewer",
