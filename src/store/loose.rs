@@ -8,6 +8,10 @@
 //! `peel_to_commit`, `commit_info`, `tree_of`) look for a loose object first (one file, one
 //! inflate) and fall back to gix's whole store (packs, alternates, a quarantine) when there is
 //! none. Objects are content-addressed, so either place gives the same bytes.
+//!
+//! A loose object is read with one `read` (gix maps each file, an `mmap` and `munmap` for ~160
+//! bytes) and inflated by one decoder the store keeps and resets (gix makes a new one, with its
+//! state allocated, for every object): a push of ten commits reads eleven of them.
 
 use super::{CommitInfo, ObjectId, Store};
 
@@ -35,10 +39,21 @@ impl Store {
     /// the id of a packed commit would make this read see another commit than git does; its
     /// content is therefore hashed and must be `id`.
     pub(super) fn loose_read(&self, id: ObjectId) -> Option<Loose> {
-        let mut buf = Vec::new();
-        let kind = self.loose_db().try_find(&id, &mut buf).ok()??.kind;
-        let hashed = gix::objs::compute_hash(id.kind(), kind, &buf).ok()?;
-        (hashed == id).then_some(Loose { kind, data: buf })
+        let hex = id.to_hex().to_string();
+        let path = self
+            .repo
+            .objects
+            .store_ref()
+            .path()
+            .join(&hex[..2])
+            .join(&hex[2..]);
+        let file = std::fs::read(path).ok()?;
+        let mut slot = self.inflate.borrow_mut();
+        let inflate = slot.get_or_insert_with(Default::default);
+        inflate.reset();
+        let (kind, data) = inflate_loose(inflate, &file)?;
+        let hashed = gix::objs::compute_hash(id.kind(), kind, &data).ok()?;
+        (hashed == id).then_some(Loose { kind, data })
     }
 
     /// The commit `id` decoded from its loose object, or None.
@@ -57,6 +72,50 @@ impl Store {
             time,
         })
     }
+}
+
+/// Objects larger than this are left to gix (a hook reads commits, tags and trees; a loose file
+/// whose header claims gigabytes must not make this allocate them).
+const LARGEST: usize = 64 << 20;
+
+/// A loose object's kind and content from its zlib stream, as gix-odb's loose store decodes it
+/// (header, then the body of exactly the size the header gives), or None when it is anything
+/// else (the caller asks gix, which says what is wrong).
+fn inflate_loose(
+    inflate: &mut gix::zlib::Inflate,
+    file: &[u8],
+) -> Option<(gix::object::Kind, Vec<u8>)> {
+    let mut header = [0u8; 64];
+    let (status, consumed_in, consumed_out) = inflate.prefix(file, &mut header).ok()?;
+    if status == gix::zlib::Status::BufError {
+        return None;
+    }
+    let (kind, size, header_size) =
+        gix::objs::decode::loose_header(&header[..consumed_out]).ok()?;
+    let size = usize::try_from(size).ok().filter(|s| *s <= LARGEST)?;
+    let body_prefix = consumed_out.checked_sub(header_size)?;
+    let ended = status == gix::zlib::Status::StreamEnd;
+    if body_prefix > size || (ended && body_prefix != size) {
+        return None;
+    }
+    let mut out = Vec::new();
+    if ended {
+        out.extend_from_slice(&header[header_size..consumed_out]);
+    } else {
+        let n = inflate
+            .rest(
+                &file[consumed_in..],
+                &header[..consumed_out],
+                header_size,
+                &mut out,
+                size,
+            )
+            .ok()?;
+        if n != size {
+            return None;
+        }
+    }
+    Some((kind, out))
 }
 
 #[cfg(test)]
@@ -103,6 +162,29 @@ mod tests {
                 ],
             );
             git(d, &["tag", "-a", "-m", "t", "v1"]);
+            // A blob bigger than the first inflate step, read whole, with the decoder reused
+            // after it; a loose file cut short is no object.
+            let big: String = (0..20_000).map(|i| format!("{i} ")).collect();
+            std::fs::write(d.join("big"), &big).unwrap();
+            let big_id = git(d, &["hash-object", "-w", "big"]);
+            let big_id = ObjectId::from_hex(big_id.as_bytes()).unwrap();
+            let store = Store::open(d).unwrap();
+            let read = store.loose_read(big_id).expect("the loose blob");
+            assert_eq!(read.kind, gix::object::Kind::Blob);
+            assert_eq!(read.data, big.as_bytes());
+            let small = store
+                .loose_read(
+                    ObjectId::from_hex(git(d, &["rev-parse", "HEAD:f"]).as_bytes()).unwrap(),
+                )
+                .expect("the loose file f");
+            assert_eq!(small.data, b"x\n");
+            let hex = big_id.to_string();
+            let path = d.join(".git/objects").join(&hex[..2]).join(&hex[2..]);
+            let whole = std::fs::read(&path).unwrap();
+            std::fs::remove_file(&path).unwrap();
+            std::fs::write(&path, &whole[..whole.len() / 2]).unwrap();
+            assert!(store.loose_read(big_id).is_none(), "a file cut short");
+
             let store = Store::open(d).unwrap();
             let head = ObjectId::from_hex(git(d, &["rev-parse", "HEAD"]).as_bytes()).unwrap();
             let tag = ObjectId::from_hex(git(d, &["rev-parse", "v1"]).as_bytes()).unwrap();

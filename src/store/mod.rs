@@ -51,6 +51,8 @@ pub struct Store {
     /// files of one record (a gate over 1,000 rounds) looks each folder up once, not once per
     /// file by a linear scan.
     trees: std::cell::RefCell<HashMap<ObjectId, std::rc::Rc<TreeIndex>>>,
+    /// The zlib decoder loose objects are read with ([`loose`]), made on the first read.
+    inflate: std::cell::RefCell<Option<gix::zlib::Inflate>>,
 }
 
 /// A tree's entries by name: the object id and whether it is a blob or a tree.
@@ -191,6 +193,7 @@ impl Store {
             overrides: Default::default(),
             _shadow: None,
             trees: Default::default(),
+            inflate: Default::default(),
         }
     }
 
