@@ -371,6 +371,12 @@ figure "git rails gate (passing, $TRANSITIONS transitions)" "git-rails gate" \
 # and by this script (see no_shell and instructions), so no other shell is counted.
 figure "installed pre-push hook, main updated by 10 commits (passing)" ".git/hooks/pre-push origin url < $work/push-update.in" \
   "git rev-parse HEAD" "git rev-parse HEAD" 2 "git-rails hook pre-push origin url" "$work/push-update.in"
+# The commit-msg hook on the bound branch: a fresh one-line message each run, to which it adds
+# the sprint's trailer (the spec's hook target covers it as it covers pre-push).
+printf 'a change\n' > "$work/cm.orig" && cp "$work/cm.orig" "$work/cm"
+printf 'cp %s %s\n' "$work/cm.orig" "$work/cm" > "$work/prep-cm.sh"
+figure "installed commit-msg hook on the bound branch (adds Rails-Sprint)" ".git/hooks/commit-msg $work/cm" \
+  "git rev-parse HEAD" "git rev-parse HEAD" 2 "git-rails hook commit-msg $work/cm" /dev/null "$work/prep-cm.sh"
 # The worst case reads 1,000 commit messages; its anchor is git reading the same messages.
 figure "installed pre-push hook, main new on an empty remote (reads 1,000 commits)" ".git/hooks/pre-push origin url < $work/push.in" \
   "git log -1000 --format=%B" "git log -1000 --format=%B" 2 "git-rails hook pre-push origin url" "$work/push.in"
