@@ -10,14 +10,22 @@
 //!   the round but which says something else was written by hand, and blocks the gate. One
 //!   whose inputs are not the round's any more (a tool that did not know facts wrote the round
 //!   since) is stale and ignored.
-//! - The facts the gate derived itself, kept per series under
-//!   `<common dir>/spar/cache/facts/<series>.jsonl` with the tip they hold for, the commits whose
-//!   history was checked and what that check found ([`super::record::replaced_in`]). The next
-//!   gate derives only the rounds whose files changed between that tip and the new one, checks
-//!   only the commits not seen before, and appends what it learned as one line: what it derives
-//!   and writes grows with what was written since the last gate (reading the kept facts of
-//!   every listed round remains, one parse of a small line each). A kept file that cannot be read, or was written by another build, is ignored
-//!   and everything is derived again.
+//! - What the gate derived itself, kept per series under
+//!   `<common dir>/spar/cache/facts/<series>.jsonl` with the tip it holds for, the commits whose
+//!   history was checked and what that check found ([`super::record::replaced_in`]): not each
+//!   round's whole facts but its [`Part`] of the decision (a few dozen bytes for a round with
+//!   nothing open). The next gate derives only the rounds whose files changed between that tip
+//!   and the new one, checks only the commits not seen before, and appends what it learned as
+//!   one line: what it derives and writes grows with what was written since the last gate;
+//!   what remains per listed round is reading its small part and putting it in the decision.
+//!   A kept file that cannot be read, does not chain line to line, or was written by another
+//!   build, is ignored and everything is derived again; a kept tip that is not in the history
+//!   of the series' tip (the ref set back or aside) is derived again too.
+//!
+//!   The kept file is local state in the common dir, not a record: it is trusted as the
+//!   repository's own hooks and refs are (whoever can edit it can edit those). The records
+//!   that leave the clone are judged without it: the server's pre-receive derives every
+//!   pushed round again, and a fresh clone's gate has nothing kept.
 //!
 //! The kept decision of the gate (`spar/cache/gate/`) stays a second level on top of these.
 
@@ -183,8 +191,12 @@ pub struct Part {
     /// The blocking findings in file order that this round's records leave open: id, class,
     /// claim, and the (round, id) a duplicate disposition points to.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub open: Vec<(String, String, String, Option<(String, String)>)>,
+    pub open: Vec<OpenFinding>,
 }
+
+/// A blocking finding left open by its own round: id, class, claim, and the (round, id) its
+/// duplicate disposition points to.
+pub type OpenFinding = (String, String, String, Option<(String, String)>);
 
 fn is_false(b: &bool) -> bool {
     !*b
