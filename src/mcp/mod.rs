@@ -562,7 +562,7 @@ fn spar_gate(a: SparGateArgs) -> Result<(String, Value)> {
         text.push('\n');
         text.push_str(r);
     }
-    Ok((calls::rewrite(&text), out.document))
+    Ok((calls::rewrite(&text), out.document_json()))
 }
 
 #[tool_router]

@@ -10,14 +10,22 @@
 //!   the round but which says something else was written by hand, and blocks the gate. One
 //!   whose inputs are not the round's any more (a tool that did not know facts wrote the round
 //!   since) is stale and ignored.
-//! - The facts the gate derived itself, kept per series under
-//!   `<common dir>/spar/cache/facts/<series>.jsonl` with the tip they hold for, the commits whose
-//!   history was checked and what that check found ([`super::record::replaced_in`]). The next
-//!   gate derives only the rounds whose files changed between that tip and the new one, checks
-//!   only the commits not seen before, and appends what it learned as one line: what it derives
-//!   and writes grows with what was written since the last gate (reading the kept facts of
-//!   every listed round remains, one parse of a small line each). A kept file that cannot be read, or was written by another build, is ignored
-//!   and everything is derived again.
+//! - What the gate derived itself, kept per series under
+//!   `<common dir>/spar/cache/facts/<series>.jsonl` with the tip it holds for, the commits whose
+//!   history was checked and what that check found ([`super::record::replaced_in`]): not each
+//!   round's whole facts but its [`Part`] of the decision (a few dozen bytes for a round with
+//!   nothing open). The next gate derives only the rounds whose files changed between that tip
+//!   and the new one, checks only the commits not seen before, and appends what it learned as
+//!   one line: what it derives and writes grows with what was written since the last gate;
+//!   what remains per listed round is reading its small part and putting it in the decision.
+//!   A kept file that cannot be read, does not chain line to line, or was written by another
+//!   build, is ignored and everything is derived again; a kept tip that is not in the history
+//!   of the series' tip (the ref set back or aside) is derived again too.
+//!
+//!   The kept file is local state in the common dir, not a record: it is trusted as the
+//!   repository's own hooks and refs are (whoever can edit it can edit those). The records
+//!   that leave the clone are judged without it: the server's pre-receive derives every
+//!   pushed round again, and a fresh clone's gate has nothing kept.
 //!
 //! The kept decision of the gate (`spar/cache/gate/`) stays a second level on top of these.
 
@@ -107,6 +115,141 @@ impl RoundFacts {
     /// run (G29).
     pub fn stopped(&self) -> bool {
         !self.finished && !self.has_findings_file
+    }
+}
+
+/// Where a finding of a round stands by that round's own records: resolved, open, or a
+/// duplicate of another round's finding (which decides it).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    Resolved,
+    Open,
+    Duplicate(String, String),
+}
+
+/// The first step of following a finding to its end (see `resolved_by_facts` in the gate):
+/// what the round's own findings and ledger say of `id`.
+pub fn step(f: &RoundFacts, id: &str) -> Step {
+    use super::vocab::Disposition;
+    if f.findings_error.is_some() || f.ledger_error.is_some() {
+        return Step::Open;
+    }
+    let Some(blocking) = f.finding(id) else {
+        return Step::Open;
+    };
+    let by_class = if blocking { Step::Open } else { Step::Resolved };
+    match f.in_force.get(id) {
+        None => by_class,
+        Some((disposition, of)) => match Disposition::parse(disposition) {
+            Some(Disposition::Duplicate) => match of {
+                Some((r, of)) => Step::Duplicate(r.clone(), of.clone()),
+                None => Step::Open,
+            },
+            Some(_) => Step::Resolved,
+            None => by_class,
+        },
+    }
+}
+
+/// What one round contributes to a gate's decision, derived from that round's own files only
+/// (so it stays right until they change), kept per series instead of the round's whole facts:
+/// a gate after a new record reads a few dozen bytes per round. The blocking findings its own
+/// ledger does not resolve are kept with the duplicate they point to, if any; those are
+/// followed at decision time, through the other round's facts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Part {
+    /// Why `round.json` cannot be read, if it cannot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_error: Option<String>,
+    /// Its `round.json` names another series or round than where it is.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub elsewhere: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dry_run: bool,
+    /// Stopped before it recorded findings (see [`RoundFacts::stopped`]).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub stopped: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub findings_error: Option<String>,
+    pub stage: String,
+    pub head: String,
+    pub started_at: String,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub findings: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub in_check_paths: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub auto_deferred: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub standpoints_uncovered: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waivers_error: Option<String>,
+    /// The reviewers neither completed nor waived: name, status.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unwaived: Vec<(String, String)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger_error: Option<String>,
+    /// The blocking findings in file order that this round's records leave open: id, class,
+    /// claim, and the (round, id) a duplicate disposition points to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open: Vec<OpenFinding>,
+}
+
+/// A blocking finding left open by its own round: id, class, claim, and the (round, id) its
+/// duplicate disposition points to.
+pub type OpenFinding = (String, String, String, Option<(String, String)>);
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Part {
+    /// The part of the round in folder `folder` of `series` whose facts are `f`.
+    pub fn of(f: &RoundFacts, series: &str, folder: &str) -> Part {
+        use super::vocab::Status;
+        let unwaived = f
+            .reviewers
+            .iter()
+            .filter(|(name, status)| *status != Status::Completed && !f.waived.contains(name))
+            .cloned()
+            .collect();
+        let open = if f.ledger_error.is_some() {
+            Vec::new()
+        } else {
+            f.blocking
+                .iter()
+                .filter_map(|(id, class, claim)| match step(f, id) {
+                    Step::Resolved => None,
+                    Step::Open => Some((id.clone(), class.clone(), claim.clone(), None)),
+                    Step::Duplicate(r, of) => {
+                        Some((id.clone(), class.clone(), claim.clone(), Some((r, of))))
+                    }
+                })
+                .collect()
+        };
+        Part {
+            round_error: f.round_error.clone(),
+            elsewhere: f.round_error.is_none()
+                && (f.series_named != series || f.round_named != folder),
+            dry_run: f.dry_run,
+            stopped: f.stopped(),
+            findings_error: f.findings_error.clone(),
+            stage: f.stage.clone(),
+            head: f.head.clone(),
+            started_at: f.started_at.clone(),
+            findings: f.findings,
+            in_check_paths: f.in_check_paths,
+            auto_deferred: f.auto_deferred,
+            standpoints_uncovered: f.standpoints_uncovered.clone(),
+            waivers_error: f.waivers_error.clone(),
+            unwaived,
+            ledger_error: f.ledger_error.clone(),
+            open,
+        }
     }
 }
 
@@ -246,10 +389,15 @@ pub fn derive_in_tree(
 /// What a gate knows of a series at its tip.
 #[derive(Debug, Default)]
 pub struct View {
+    /// The tip the view is of (None: the series does not exist).
+    pub tip: Option<ObjectId>,
     /// The rounds in the order `git spar` lists them (see [`record::round_names`]).
     pub names: Vec<String>,
-    /// The facts of every entry under `rounds/`, by folder name.
-    pub facts: BTreeMap<String, RoundFacts>,
+    /// What each entry under `rounds/` contributes to the decision, by folder name.
+    pub parts: BTreeMap<String, Part>,
+    /// The whole facts of the rounds this gate derived (the others are derived again from the
+    /// tip when a duplicate points into them: see [`View::facts_of`]).
+    pub derived: BTreeMap<String, RoundFacts>,
     /// What the history check found (completed results replaced).
     pub history: Vec<String>,
     /// Rounds whose recorded gate facts say something their records do not.
@@ -265,7 +413,7 @@ struct Kept {
     /// Every commit whose history check is in `history`.
     commits: Vec<String>,
     history: Vec<String>,
-    rounds: BTreeMap<String, RoundFacts>,
+    rounds: BTreeMap<String, Part>,
     lies: BTreeSet<String>,
     /// How many changes the file holds after its header (it is written whole again when they
     /// outgrow the rounds: see [`compact_after`]).
@@ -299,15 +447,15 @@ struct Change {
     /// The history check's findings, when they changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     history: Option<Vec<String>>,
-    /// The facts of each round derived again (None: the round is gone).
+    /// What each round derived again contributes (None: the round is gone).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    rounds: BTreeMap<String, Option<RoundFacts>>,
+    rounds: BTreeMap<String, Option<Part>>,
     /// For each round derived again: whether its recorded facts lie.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     lies: BTreeMap<String, bool>,
 }
 
-const KEPT_SCHEMA: &str = "spar-gate-facts-kept/2";
+const KEPT_SCHEMA: &str = "spar-gate-facts-kept/3";
 
 fn kept_path(store: &Store, series: &str) -> PathBuf {
     store
@@ -438,7 +586,7 @@ fn keep(store: &Store, series: &str, k: &Kept, change: Change, appended: bool) {
     let _ = store::cache_write(&path, &bytes);
 }
 
-fn view_of(k: Kept, series: &str) -> View {
+fn view_of(k: Kept, series: &str, tip: ObjectId, derived: BTreeMap<String, RoundFacts>) -> View {
     let chain: HashSet<&String> = k.chain.iter().collect();
     // `rounds` is a BTreeMap: the names the chain does not know come sorted, as in
     // `record::round_names`.
@@ -452,10 +600,35 @@ fn view_of(k: Kept, series: &str) -> View {
     let mut names = k.chain;
     names.extend(rest);
     View {
+        tip: Some(tip),
         names,
-        facts: k.rounds,
+        parts: k.rounds,
+        derived,
         history: k.history,
         lies,
+    }
+}
+
+impl View {
+    /// The whole facts of round `folder` (None: no such entry under `rounds/`): those derived
+    /// by this gate, or derived again from the tip's tree.
+    pub fn facts_of(
+        &self,
+        store: &Store,
+        series: &str,
+        folder: &str,
+    ) -> Result<Option<RoundFacts>> {
+        if !self.parts.contains_key(folder) {
+            return Ok(None);
+        }
+        if let Some(f) = self.derived.get(folder) {
+            return Ok(Some(f.clone()));
+        }
+        let Some(tip) = self.tip else {
+            return Ok(None);
+        };
+        let tree = store.tree_of(tip)?;
+        derive_in_tree(store, series, tree, folder).map(Some)
     }
 }
 
@@ -486,22 +659,26 @@ pub fn view(store: &Store, series: &SeriesId) -> Result<View> {
     let kept = read_kept(store, series);
     let kept = match kept {
         Some(k) if ObjectId::from_hex(k.tip.as_bytes()).ok() == Some(tip) => {
-            return Ok(view_of(k, series))
+            return Ok(view_of(k, series, tip, BTreeMap::new()))
         }
         other => other,
     };
     let appended = kept.is_some();
-    let (k, change, appended) = match update(store, series, tip, kept)? {
+    let mut derived = BTreeMap::new();
+    let (k, change, appended) = match update(store, series, tip, kept, &mut derived)? {
         Some((k, change)) => (k, change, appended),
         // The old tip is not in the new tip's history (the ref was moved back or aside): what
         // was kept may hold commits that are gone, so everything is derived again.
-        None => match update(store, series, tip, None)? {
-            Some((k, change)) => (k, change, false),
-            None => (empty(), Change::default(), false),
-        },
+        None => {
+            derived.clear();
+            match update(store, series, tip, None, &mut derived)? {
+                Some((k, change)) => (k, change, false),
+                None => (empty(), Change::default(), false),
+            }
+        }
     };
     keep(store, series, &k, change, appended);
-    Ok(view_of(k, series))
+    Ok(view_of(k, series, tip, derived))
 }
 
 /// Brings `kept` (None: nothing) up to `tip`, with the change that did it; None when the kept
@@ -512,6 +689,7 @@ fn update(
     series: &str,
     tip: ObjectId,
     kept: Option<Kept>,
+    derived: &mut BTreeMap<String, RoundFacts>,
 ) -> Result<Option<(Kept, Change)>> {
     let mut k = kept.unwrap_or_else(empty);
     let mut change = Change {
@@ -625,16 +803,16 @@ fn update(
             change.lies.insert(name, false);
             continue;
         }
-        let mut f = derive_in_tree(store, series, tree, &name)?;
+        let f = derive_in_tree(store, series, tree, &name)?;
         let lie = lies(store, tree, &name, &f)?;
         if lie {
             k.lies.insert(name.clone());
         }
         change.lies.insert(name.clone(), lie);
-        // The inputs only bind the recorded facts; the kept ones need not carry them.
-        f.inputs.clear();
-        change.rounds.insert(name.clone(), Some(f.clone()));
-        k.rounds.insert(name, f);
+        let part = Part::of(&f, series, &name);
+        change.rounds.insert(name.clone(), Some(part.clone()));
+        k.rounds.insert(name.clone(), part);
+        derived.insert(name, f);
     }
     k.tip = tip.to_string();
     k.lines += 1;

@@ -245,9 +245,11 @@ pub fn round_names(store: &Store, series: &SeriesId) -> Result<Vec<RoundName>> {
         return Ok(Vec::new());
     };
     let mut names: Vec<String> = Vec::new();
+    // A set beside the list: a series of thousands of rounds is not searched once per round.
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     for info in store.chain(tip)? {
         if let Some(r) = info.trailer("Spar-Round") {
-            if !names.contains(&r) {
+            if seen.insert(r.clone()) {
                 names.push(r);
             }
         }
@@ -257,7 +259,7 @@ pub fn round_names(store: &Store, series: &SeriesId) -> Result<Vec<RoundName>> {
     let mut merged: Vec<String> = store
         .list_dir(tip, "rounds")?
         .into_iter()
-        .filter(|r| !names.contains(r))
+        .filter(|r| !seen.contains(r))
         .collect();
     merged.sort();
     names.extend(merged);

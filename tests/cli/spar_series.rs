@@ -1238,7 +1238,7 @@ fn kept_gate_facts_grow_by_one_line_per_new_tip() {
     let whole = std::fs::read(&kept).unwrap();
     let first = lines(&whole);
     assert_eq!(first.len(), 2, "a header and everything as one change");
-    assert_eq!(first[0]["schema"], "spar-gate-facts-kept/2");
+    assert_eq!(first[0]["schema"], "spar-gate-facts-kept/3");
     assert_eq!(first[1]["from"], "");
     assert_eq!(first[1]["rounds"].as_object().unwrap().len(), 2);
 
@@ -1369,6 +1369,124 @@ fn record_refuses_a_result_larger_than_32_mib_from_a_stream() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_ne!(fx.tip("s"), before);
+}
+
+/// The gate that builds on what an earlier gate kept (each round's part of the decision, the
+/// duplicates followed at decision time) decides exactly as a gate with nothing kept, at every
+/// step: new records, triage into and out of a duplicate chain that crosses rounds,
+/// the ref set back to an older commit and forward again, a commit the kept facts never saw
+/// (written aside by hand), a sublist, and a hand-edited kept file.
+#[test]
+fn a_gate_on_kept_parts_decides_as_a_cold_gate() {
+    let fx = Fixture::new("check_paths = [\"checks/**\"]\n[caps]\ncode = 20\n");
+    mixed_round(&fx);
+    for _ in 0..3 {
+        fx.run("s", &[]).ok();
+    }
+    let cache = fx.repo.path().join(".git/spar/cache");
+    let aside = fx.tmp("cache-aside");
+    let doc = |r: &Run| -> Value {
+        let mut v: Value = serde_json::from_str(&r.stdout).unwrap();
+        v.as_object_mut().unwrap().remove("at");
+        v
+    };
+    let rounds = |n: usize| -> Vec<String> { (1..=n).map(|i| format!("s:code-{i}")).collect() };
+    // The gate over `list` with what is kept, then with nothing kept: the same exit code, the
+    // same document, the same text; afterwards the kept state is put back, so the next step
+    // builds on it. Returns the document.
+    let same = |list: &[String], what: &str| -> Value {
+        let mut args = vec!["gate", "--json"];
+        args.extend(list.iter().map(String::as_str));
+        // The decision kept by an earlier step is not what is tested here.
+        let _ = std::fs::remove_dir_all(cache.join("gate"));
+        let warm = fx.spar(&args);
+        let mut text_args = args.clone();
+        text_args.remove(1);
+        let _ = std::fs::remove_dir_all(cache.join("gate"));
+        let warm_text = fx.spar(&text_args);
+        let _ = std::fs::remove_dir_all(&aside);
+        std::fs::rename(&cache, &aside).unwrap();
+        let cold = fx.spar(&args);
+        let _ = std::fs::remove_dir_all(&cache);
+        let cold_text = fx.spar(&text_args);
+        std::fs::remove_dir_all(&cache).unwrap();
+        std::fs::rename(&aside, &cache).unwrap();
+        assert_eq!(warm.code, cold.code, "{what}: {warm}\n{cold}");
+        assert_eq!(doc(&warm), doc(&cold), "{what}");
+        assert_eq!(warm_text.stdout, cold_text.stdout, "{what}");
+        assert_eq!(warm_text.code, cold_text.code, "{what}");
+        doc(&warm)
+    };
+    let open = |d: &Value| d["open_findings"].as_u64().unwrap();
+    let t = |round: &str, args: &[&str]| {
+        let mut all = vec!["triage", "s", round];
+        all.extend_from_slice(args);
+        fx.spar(&all).ok();
+    };
+
+    let d = same(&rounds(4), "four rounds");
+    assert_eq!(open(&d), 12, "{d}");
+    fx.run("s", &[]).ok();
+    let d = same(&rounds(5), "first gate after a new record");
+    assert_eq!(open(&d), 15, "{d}");
+    // code-5's F1 a duplicate of code-1's F1, which is open: still open.
+    t(
+        "code-5",
+        &["lint-F1", "duplicate", "--of", "code-1:lint-F1"],
+    );
+    let d = same(&rounds(5), "a duplicate into an open finding");
+    assert_eq!(open(&d), 15, "{d}");
+    // code-1's F1 rejected: code-5's duplicate resolves though code-5 did not change.
+    t(
+        "code-1",
+        &["lint-F1", "rejected", "--evidence", "not a bug"],
+    );
+    let d = same(&rounds(5), "the end of a duplicate chain resolved");
+    assert_eq!(open(&d), 13, "{d}");
+    // A chain through three rounds, and a cycle.
+    t(
+        "code-4",
+        &["lint-F5", "duplicate", "--of", "code-5:lint-F1"],
+    );
+    let d = same(&rounds(5), "a chain through three rounds");
+    assert_eq!(open(&d), 12, "{d}");
+    t(
+        "code-1",
+        &["lint-F1", "duplicate", "--of", "code-4:lint-F5"],
+    );
+    let d = same(&rounds(5), "a cycle");
+    assert_eq!(open(&d), 15, "{d}");
+    let d = same(
+        &["s:code-5".to_string(), "s:code-4".to_string()],
+        "a sublist",
+    );
+    assert_eq!(d["result"], "blocked");
+    let before_more = fx.tip("s");
+    t("code-2", &["lint-F2", "answered", "--user-quote", "yes"]);
+    fx.run("s", &[]).ok();
+    fx.run("s", &[]).ok();
+    same(&rounds(7), "a triage and two records since the last gate");
+
+    // The ref set back to an older commit (the kept tip is not in its history) and forward.
+    let newest = fx.tip("s");
+    fx.repo
+        .git(&["update-ref", "refs/spar/series/s", &before_more, &newest]);
+    same(&rounds(5), "the ref set back");
+    fx.repo
+        .git(&["update-ref", "refs/spar/series/s", &newest, &before_more]);
+    same(&rounds(7), "the ref forward again");
+    // A commit the kept facts never saw, on top of an older one (not a fast-forward).
+    fx.repo
+        .git(&["update-ref", "refs/spar/series/s", &before_more, &newest]);
+    forge(&fx, "rounds/code-1/ledger.jsonl", b"");
+    same(&rounds(5), "a commit written aside by hand");
+
+    // A kept file edited by hand so it no longer chains: voided, decided from the records.
+    let kept = cache.join("facts/s.jsonl");
+    let mut bytes = std::fs::read(&kept).unwrap();
+    bytes.extend_from_slice(b"{\"from\":\"0000\",\"tip\":\"1111\"}\n");
+    std::fs::write(&kept, &bytes).unwrap();
+    same(&rounds(5), "a kept file that does not chain");
 }
 
 /// Gate facts written by hand that say nothing blocks are refused by the server's pre-receive,

@@ -16,6 +16,7 @@ pub(super) fn cmd_gate(a: GateArgs) -> Result<Outcome> {
     };
     let out = series::gate(&store, &req)?;
     if format == "sarif" || format == "markdown" {
+        let document = out.document_json();
         // The rounds that can be read; one that cannot is among the gate's reasons.
         let views: Vec<_> = req
             .rounds
@@ -23,7 +24,7 @@ pub(super) fn cmd_gate(a: GateArgs) -> Result<Outcome> {
             .filter_map(|(s, r)| view::load(&store, s, r).ok())
             .collect();
         if format == "sarif" {
-            crate::cli::print_json(&sarif::log(&views, Some(&out.document)))?;
+            crate::cli::print_json(&sarif::log(&views, Some(&document)))?;
         } else {
             out!(
                 "{}",
@@ -32,7 +33,7 @@ pub(super) fn cmd_gate(a: GateArgs) -> Result<Outcome> {
                     &crate::report::spar::GateView {
                         passed: out.passed,
                         reasons: &out.reasons,
-                        document: &out.document,
+                        document: &document,
                     }
                 )
             );
@@ -48,20 +49,13 @@ pub(super) fn cmd_gate(a: GateArgs) -> Result<Outcome> {
         for r in &out.reasons {
             let _ = writeln!(text, "{r}");
         }
-        let deferred = out.document["auto_deferred"].as_u64().unwrap_or(0);
-        let _ = writeln!(text, "auto_deferred: {deferred}");
-        if let Some(growth) = out.document["growth"].as_array() {
-            for g in growth {
-                let _ = writeln!(
-                    text,
-                    "growth {}:{}: {} finding(s), {} in check paths, {} outside",
-                    g["series"].as_str().unwrap_or(""),
-                    g["round"].as_str().unwrap_or(""),
-                    g["findings"],
-                    g["in_check_paths"],
-                    g["outside_check_paths"]
-                );
-            }
+        let _ = writeln!(text, "auto_deferred: {}", out.document.auto_deferred);
+        for g in &out.document.growth {
+            let _ = writeln!(
+                text,
+                "growth {}:{}: {} finding(s), {} in check paths, {} outside",
+                g.series, g.round, g.findings, g.in_check_paths, g.outside_check_paths
+            );
         }
         out!("{text}");
     }

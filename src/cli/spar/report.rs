@@ -12,12 +12,13 @@ pub(super) fn cmd_report(a: ReportArgs) -> Result<Outcome> {
     };
     let out = series::gate(&store, &req)?;
     let views = view::load_targets(&store, &req.rounds)?;
+    let document = out.document_json();
     let page = crate::report::spar::html_report(
         &views,
         &crate::report::spar::GateView {
             passed: out.passed,
             reasons: &out.reasons,
-            document: &out.document,
+            document: &document,
         },
     );
     crate::store::atomic_write(&a.html, page.as_bytes())?;

@@ -127,6 +127,7 @@ pub fn run(
         store,
         &cfg,
         &series,
+        &names,
         &crate::spar::series::RunProbe {
             stage,
             base,

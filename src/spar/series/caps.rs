@@ -262,8 +262,19 @@ pub(super) fn reviewers_unfinished_in<'a>(
 pub fn stage_caps(store: &Store, cfg: &Config, series: &SeriesId) -> Result<Vec<StageCaps>> {
     let names = record::round_names(store, series)?;
     let (_, extensions) = read_extensions(store, series)?;
+    stage_caps_of(store, cfg, series, &names, &extensions)
+}
+
+/// [`stage_caps`] over the round names and extensions already read.
+fn stage_caps_of(
+    store: &Store,
+    cfg: &Config,
+    series: &SeriesId,
+    names: &[RoundName],
+    extensions: &[Extension],
+) -> Result<Vec<StageCaps>> {
     let mut rounds = Vec::new();
-    for n in &names {
+    for n in names {
         rounds.push(record::load_round(store, series, n)?);
     }
     let mut out = Vec::new();
@@ -340,16 +351,31 @@ pub struct RunProbe<'a> {
 
 /// The cap check of `git spar run`, called under the series lock before anything is written:
 /// a run that would be counted past the stage's cap is refused.
+///
+/// `names` are the series' round names ([`record::round_names`]). A series with fewer rounds
+/// than the stage's cap cannot have reached it, whatever its rounds say, so their records are
+/// read only when it might have: `git spar run` does not read every round of a long series.
 pub fn check_cap(
     store: &Store,
     cfg: &Config,
     series: &SeriesId,
+    names: &[RoundName],
     probe: &RunProbe<'_>,
 ) -> Result<()> {
     if probe.dry_run {
         return Ok(());
     }
-    let caps = stage_caps(store, cfg, series)?;
+    let (_, extensions) = read_extensions(store, series)?;
+    let cap = configured_cap(cfg, probe.stage)
+        + extensions
+            .iter()
+            .filter(|e| e.stage == probe.stage)
+            .map(|e| e.by)
+            .sum::<u64>();
+    if (names.len() as u64) < cap {
+        return Ok(());
+    }
+    let caps = stage_caps_of(store, cfg, series, names, &extensions)?;
     let Some(sc) = caps.iter().find(|c| c.stage == probe.stage) else {
         return Ok(());
     };

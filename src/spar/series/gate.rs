@@ -33,8 +33,44 @@ fn no_rounds() -> Error {
 #[derive(Debug, Clone)]
 pub struct GateOutcome {
     pub passed: bool,
-    pub document: Value,
+    pub document: GateDocument,
     pub reasons: Vec<String>,
+}
+
+impl GateOutcome {
+    /// The document as JSON, for the reports that read it as such.
+    pub fn document_json(&self) -> Value {
+        serde_json::to_value(&self.document).unwrap_or(Value::Null)
+    }
+}
+
+/// The decision document (`git spar gate --json`, `--out`), field by field in the order it is
+/// printed. Typed, so a kept decision is read without building a JSON tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateDocument {
+    pub schema: String,
+    pub result: String,
+    pub reasons: Vec<String>,
+    pub rounds: Vec<String>,
+    pub head: Option<String>,
+    pub expect_head: Option<String>,
+    pub open_findings: usize,
+    pub auto_deferred: usize,
+    pub growth: Vec<Growth>,
+    pub standpoints_uncovered: Vec<String>,
+    pub previous_gate_digest: Option<String>,
+    pub at: Option<String>,
+}
+
+/// How many findings one listed round has, inside and outside the check paths.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Growth {
+    pub series: String,
+    pub round: String,
+    pub stage: String,
+    pub findings: u64,
+    pub in_check_paths: u64,
+    pub outside_check_paths: u64,
 }
 
 /// G28 for `gate --out`: inside any git repository the file must be ignored by every
@@ -134,9 +170,9 @@ pub fn gate(store: &Store, req: &GateRequest) -> Result<GateOutcome> {
             decided
         }
     };
-    document["at"] = json!(now());
+    document.at = Some(now());
     if let Some((path, previous)) = out {
-        document["previous_gate_digest"] = json!(previous);
+        document.previous_gate_digest = previous;
         store::atomic_write(&path, &record::pretty(&document))?;
     }
     Ok(GateOutcome {
@@ -146,7 +182,7 @@ pub fn gate(store: &Store, req: &GateRequest) -> Result<GateOutcome> {
     })
 }
 
-pub(super) type Decided = (bool, Vec<String>, Value);
+pub(super) type Decided = (bool, Vec<String>, GateDocument);
 
 /// The gate's decision over the listed rounds, without the time it was asked at: from the
 /// rounds' gate facts ([`facts::view`]), or by reading every record when a listed round names
@@ -170,49 +206,68 @@ pub(super) fn decide(
         }
     }
     let odd = targets.iter().any(|(s, r)| {
-        views[s.as_str()].facts.get(r.as_str()).is_some_and(|f| {
-            f.round_error.is_none() && (*s != f.series_named || *r != f.round_named)
-        })
+        views[s.as_str()]
+            .parts
+            .get(r.as_str())
+            .is_some_and(|p| p.elsewhere)
     });
     if odd {
         return decide_reading_records(store, req, targets);
     }
-    Ok(decide_from_facts(store, req, targets, &views))
+    // The duplicates left open by their own round, followed to their end through the facts
+    // of the rounds they point into (rare: only those rounds are derived).
+    let mut still_open: HashMap<(String, String, String), bool> = HashMap::new();
+    let mut full: HashMap<(String, String), Option<facts::RoundFacts>> = HashMap::new();
+    for (s, r) in targets {
+        let Some(p) = views[s.as_str()].parts.get(r.as_str()) else {
+            continue;
+        };
+        for (id, _, _, dup) in &p.open {
+            let Some((to, of)) = dup else { continue };
+            let mut seen = vec![(r.to_string(), id.clone())];
+            match resolved_by_facts(store, s, &views[s.as_str()], &mut full, to, of, &mut seen) {
+                Ok(resolved) => {
+                    still_open.insert((s.to_string(), r.to_string(), id.clone()), !resolved);
+                }
+                Err(_) => return decide_reading_records(store, req, targets),
+            }
+        }
+    }
+    Ok(decide_from_facts(store, req, targets, &views, &still_open))
 }
 
 /// Whether a finding no longer blocks, from the facts of its series: a class that never blocks,
 /// a resolving disposition, or a duplicate whose chain ends in a resolved finding. A cycle or a
 /// missing target stays open.
+/// `full` holds the facts of the rounds read so far, by (series, round).
 pub(super) fn resolved_by_facts(
+    store: &Store,
+    series: &str,
     view: &facts::View,
+    full: &mut HashMap<(String, String), Option<facts::RoundFacts>>,
     round: &str,
     id: &str,
     seen: &mut Vec<(String, String)>,
-) -> bool {
+) -> Result<bool> {
     let key = (round.to_string(), id.to_string());
     if seen.contains(&key) {
-        return false;
+        return Ok(false);
     }
     seen.push(key);
-    let Some(f) = view.facts.get(round) else {
-        return false;
-    };
-    if f.findings_error.is_some() || f.ledger_error.is_some() {
-        return false;
+    let at = (series.to_string(), round.to_string());
+    if !full.contains_key(&at) {
+        let f = view.facts_of(store, series, round)?;
+        full.insert(at.clone(), f);
     }
-    let Some(blocking) = f.finding(id) else {
-        return false;
+    let Some(Some(f)) = full.get(&at) else {
+        return Ok(false);
     };
-    match f.in_force.get(id) {
-        None => !blocking,
-        Some((disposition, of)) => match Disposition::parse(disposition) {
-            Some(Disposition::Duplicate) => match of {
-                Some((r, of)) => resolved_by_facts(view, r, of, seen),
-                None => false,
-            },
-            Some(_) => true,
-            None => !blocking,
-        },
+    match facts::step(f, id) {
+        facts::Step::Resolved => Ok(true),
+        facts::Step::Open => Ok(false),
+        facts::Step::Duplicate(r, of) => {
+            resolved_by_facts(store, series, view, full, &r, &of, seen)
+        }
     }
 }
 
@@ -222,12 +277,13 @@ pub(super) fn decide_from_facts(
     req: &GateRequest,
     targets: &[(SeriesId, RoundName)],
     views: &BTreeMap<String, facts::View>,
+    still_open: &HashMap<(String, String, String), bool>,
 ) -> Decided {
     let mut reasons: Vec<String> = Vec::new();
-    // (order, series, round, facts) of each listed round that could be read.
-    let mut listed: Vec<(usize, &str, &str, &facts::RoundFacts)> = Vec::new();
+    // (order, series, round, part) of each listed round that could be read.
+    let mut listed: Vec<(usize, &str, &str, &facts::Part)> = Vec::new();
     for (i, (s, r)) in targets.iter().enumerate() {
-        let Some(f) = views[s.as_str()].facts.get(r.as_str()) else {
+        let Some(f) = views[s.as_str()].parts.get(r.as_str()) else {
             reasons.push(format!(
                 "{s}:{r}: cannot be read: {}",
                 record::not_recorded(s, r).message
@@ -242,7 +298,7 @@ pub(super) fn decide_from_facts(
             reasons.push(format!("{s}:{r}: is a dry run; no reviewer ran"));
             continue;
         }
-        if f.stopped() {
+        if f.stopped {
             reasons.push(format!(
                 "{s}:{r}: stopped before recording findings (counts as a dry run)"
             ));
@@ -268,9 +324,9 @@ pub(super) fn decide_from_facts(
                 continue;
             }
             let skip = view
-                .facts
+                .parts
                 .get(n)
-                .is_some_and(|f| f.round_error.is_none() && (f.dry_run || f.stopped()));
+                .is_some_and(|f| f.round_error.is_none() && (f.dry_run || f.stopped));
             if !skip {
                 reasons.push(format!(
                     "{s}: round {n} of the series is not in the gate list"
@@ -288,7 +344,7 @@ pub(super) fn decide_from_facts(
     }
 
     // The newest listed round of each stage: every reviewer completed or waived.
-    let mut newest: BTreeMap<(&str, &str), (&str, &facts::RoundFacts)> = BTreeMap::new();
+    let mut newest: BTreeMap<(&str, &str), (&str, &facts::Part)> = BTreeMap::new();
     for (_, s, r, f) in &listed {
         let key = (*s, f.stage.as_str());
         let later = newest
@@ -302,12 +358,10 @@ pub(super) fn decide_from_facts(
         if let Some(e) = &f.waivers_error {
             reasons.push(format!("{s}:{r}: {e}"));
         }
-        for (name, status) in &f.reviewers {
-            if *status != Status::Completed && !f.waived.contains(name) {
-                reasons.push(format!(
-                    "{s}:{r}: required reviewer {name} is {status} and not waived"
-                ));
-            }
+        for (name, status) in &f.unwaived {
+            reasons.push(format!(
+                "{s}:{r}: required reviewer {name} is {status} and not waived"
+            ));
         }
     }
 
@@ -318,8 +372,13 @@ pub(super) fn decide_from_facts(
             reasons.push(format!("{s}:{r}: {e}"));
             continue;
         }
-        for (id, class, claim) in &f.blocking {
-            if !resolved_by_facts(&views[*s], r, id, &mut Vec::new()) {
+        for (id, class, claim, dup) in &f.open {
+            let open = dup.is_none()
+                || still_open
+                    .get(&(s.to_string(), r.to_string(), id.clone()))
+                    .copied()
+                    .unwrap_or(true);
+            if open {
                 open_count += 1;
                 reasons.push(format!("{s}:{r}: {id} ({class}) is open: {claim}"));
             }
@@ -331,13 +390,13 @@ pub(super) fn decide_from_facts(
         .iter()
         .max_by(|a, b| a.3.started_at.cmp(&b.3.started_at).then(a.0.cmp(&b.0)))
         .map(|l| l.3.head.clone());
-    let mut expect = Value::Null;
+    let mut expect = None;
     if let Some(rev) = &req.expect_head {
         match store.resolve_commit(rev) {
             Err(e) => reasons.push(format!("--expect-head {rev:?}: {}", e.message)),
             Ok(id) => {
                 let id = id.to_string();
-                expect = json!(id);
+                expect = Some(id.clone());
                 if let Some(h) = &newest_head {
                     if *h != id {
                         reasons.push(format!(
@@ -350,17 +409,15 @@ pub(super) fn decide_from_facts(
     }
 
     let auto_deferred: u64 = listed.iter().map(|l| l.3.auto_deferred).sum();
-    let growth: Vec<Value> = listed
+    let growth: Vec<Growth> = listed
         .iter()
-        .map(|(_, s, r, f)| {
-            json!({
-                "series": s,
-                "round": r,
-                "stage": f.stage,
-                "findings": f.findings,
-                "in_check_paths": f.in_check_paths,
-                "outside_check_paths": f.findings - f.in_check_paths,
-            })
+        .map(|(_, s, r, f)| Growth {
+            series: s.to_string(),
+            round: r.to_string(),
+            stage: f.stage.clone(),
+            findings: f.findings,
+            in_check_paths: f.in_check_paths,
+            outside_check_paths: f.findings - f.in_check_paths,
         })
         .collect();
     let mut uncovered: Vec<String> = listed
@@ -387,10 +444,10 @@ pub(super) fn finish_decision(
     targets: &[(SeriesId, RoundName)],
     reasons: Vec<String>,
     newest_head: Option<String>,
-    expect: Value,
+    expect: Option<String>,
     open_count: usize,
     auto_deferred: usize,
-    growth: Vec<Value>,
+    growth: Vec<Growth>,
     uncovered: Vec<String>,
 ) -> Decided {
     // One reason per line, whatever a reviewer's claim or an error message holds.
@@ -399,20 +456,20 @@ pub(super) fn finish_decision(
         .map(|r| r.split_whitespace().collect::<Vec<_>>().join(" "))
         .collect();
     let passed = reasons.is_empty();
-    let document = json!({
-        "schema": GATE_SCHEMA,
-        "result": if passed { "passed" } else { "blocked" },
-        "reasons": reasons,
-        "rounds": targets.iter().map(|(s, r)| format!("{s}:{r}")).collect::<Vec<_>>(),
-        "head": newest_head,
-        "expect_head": expect,
-        "open_findings": open_count,
-        "auto_deferred": auto_deferred,
-        "growth": growth,
-        "standpoints_uncovered": uncovered,
-        "previous_gate_digest": Value::Null,
-        "at": Value::Null,
-    });
+    let document = GateDocument {
+        schema: GATE_SCHEMA.to_string(),
+        result: if passed { "passed" } else { "blocked" }.to_string(),
+        reasons: reasons.clone(),
+        rounds: targets.iter().map(|(s, r)| format!("{s}:{r}")).collect(),
+        head: newest_head,
+        expect_head: expect,
+        open_findings: open_count,
+        auto_deferred,
+        growth,
+        standpoints_uncovered: uncovered,
+        previous_gate_digest: None,
+        at: None,
+    };
     (passed, reasons, document)
 }
 
@@ -576,13 +633,13 @@ pub(super) fn decide_reading_records(
                 .then(a.order.cmp(&b.order))
         })
         .map(|l| l.round.head.clone());
-    let mut expect = Value::Null;
+    let mut expect = None;
     if let Some(rev) = &req.expect_head {
         match store.resolve_commit(rev) {
             Err(e) => reasons.push(format!("--expect-head {rev:?}: {}", e.message)),
             Ok(id) => {
                 let id = id.to_string();
-                expect = json!(id);
+                expect = Some(id.clone());
                 if let Some(h) = &newest_head {
                     if *h != id {
                         reasons.push(format!(
@@ -599,18 +656,19 @@ pub(super) fn decide_reading_records(
         .flat_map(|l| l.findings.iter())
         .filter(|f| f.auto_deferred)
         .count();
-    let growth: Vec<Value> = listed
+    let growth: Vec<Growth> = listed
         .iter()
         .map(|l| {
-            let inside = l.findings.iter().filter(|f| f.in_check_paths).count();
-            json!({
-                "series": l.round.series,
-                "round": l.round.round,
-                "stage": l.round.stage,
-                "findings": l.findings.len(),
-                "in_check_paths": inside,
-                "outside_check_paths": l.findings.len() - inside,
-            })
+            let inside = l.findings.iter().filter(|f| f.in_check_paths).count() as u64;
+            let all = l.findings.len() as u64;
+            Growth {
+                series: l.round.series.clone(),
+                round: l.round.round.clone(),
+                stage: l.round.stage.to_string(),
+                findings: all,
+                in_check_paths: inside,
+                outside_check_paths: all - inside,
+            }
         })
         .collect();
     let mut uncovered: Vec<String> = listed

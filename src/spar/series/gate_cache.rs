@@ -11,6 +11,22 @@ pub(super) struct GateCache {
     pub(super) path: PathBuf,
 }
 
+/// One kept decision, as read.
+#[derive(serde::Deserialize)]
+struct Entry {
+    passed: bool,
+    reasons: Vec<String>,
+    document: GateDocument,
+}
+
+/// One kept decision, as written.
+#[derive(Serialize)]
+struct EntryRef<'a> {
+    passed: bool,
+    reasons: &'a [String],
+    document: &'a GateDocument,
+}
+
 /// Entries kept; the oldest are removed beyond this.
 pub(super) const GATE_CACHE_ENTRIES: usize = 64;
 
@@ -49,23 +65,24 @@ impl GateCache {
     }
 
     pub(super) fn read(&self) -> Option<Decided> {
-        let mut v: Value = serde_json::from_slice(&std::fs::read(&self.path).ok()?).ok()?;
-        let reasons = v["reasons"]
-            .as_array()?
-            .iter()
-            .map(|r| r.as_str().map(str::to_string))
-            .collect::<Option<Vec<_>>>()?;
-        let document = v.get_mut("document")?.take();
-        if document.get("schema").and_then(Value::as_str) != Some(GATE_SCHEMA) {
+        let e: Entry = serde_json::from_slice(&std::fs::read(&self.path).ok()?).ok()?;
+        if e.document.schema != GATE_SCHEMA {
             return None;
         }
-        Some((v["passed"].as_bool()?, reasons, document))
+        Some((e.passed, e.reasons, e.document))
     }
 
     /// Best effort: a repository that cannot be written still gets its gate decided.
     pub(super) fn write(&self, (passed, reasons, document): &Decided) {
-        let entry = json!({"passed": passed, "reasons": reasons, "document": document});
-        if store::cache_write(&self.path, entry.to_string().as_bytes()).is_err() {
+        let entry = EntryRef {
+            passed: *passed,
+            reasons,
+            document,
+        };
+        let Ok(bytes) = serde_json::to_vec(&entry) else {
+            return;
+        };
+        if store::cache_write(&self.path, &bytes).is_err() {
             return;
         }
         let Some(dir) = self.path.parent() else {
