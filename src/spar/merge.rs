@@ -101,7 +101,7 @@ impl Histories<'_> {
             self.commits[side] = Some(self.store.reachable(&[self.tips[side]])?);
         }
         for c in self.commits[side].as_deref().unwrap_or_default() {
-            if self.store.blob_id_at(c.tree, path)? == Some(blob) {
+            if self.store.file_at(c.tree, path)? == Some(blob) {
                 return Ok(true);
             }
         }

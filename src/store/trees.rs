@@ -150,18 +150,6 @@ impl Store {
         Ok(out)
     }
 
-    /// The blob id at `path` in `tree`, or None.
-    pub fn blob_id_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
-        let tree = self
-            .repo
-            .find_tree(tree)
-            .ctx(format!("reading tree {tree}"))?;
-        let entry = tree
-            .lookup_entry_by_path(path)
-            .ctx(format!("looking up {path}"))?;
-        Ok(entry.filter(|e| e.mode().is_blob()).map(|e| e.object_id()))
-    }
-
     /// Every blob, symlink and submodule entry of a commit's tree, with its git mode
     /// (`100644`, `100755`, `120000`, `160000`), path-sorted.
     pub fn tree_entries(&self, commit: ObjectId) -> Result<Vec<(String, String)>> {
@@ -380,17 +368,5 @@ impl Store {
         }
         out.sort();
         Ok(out)
-    }
-
-    /// The id of the tree at `path` in `tree` (a folder), or None.
-    pub fn tree_id_at(&self, tree: ObjectId, path: &str) -> Result<Option<ObjectId>> {
-        let tree = self
-            .repo
-            .find_tree(tree)
-            .ctx(format!("reading tree {tree}"))?;
-        let entry = tree
-            .lookup_entry_by_path(path)
-            .ctx(format!("looking up {path}"))?;
-        Ok(entry.filter(|e| e.mode().is_tree()).map(|e| e.object_id()))
     }
 }

@@ -129,7 +129,7 @@ fn uncommitted_content(store: &Store, tip: ObjectId) -> Result<Vec<(String, Vec<
             };
             let mut extra = Vec::new();
             for p in store.changed_paths(base, tree_id)? {
-                if store.blob_id_at(tree_id, &p)?.is_none() {
+                if store.file_at(tree_id, &p)?.is_none() {
                     continue; // deleted in the work tree: nothing carried
                 }
                 if !committed_anywhere(store, &p)? {
