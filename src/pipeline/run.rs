@@ -81,10 +81,7 @@ fn resume_locked(
     sprint: &SprintId,
     progress: &mut dyn Progress,
 ) -> Result<State> {
-    let Some((mut state, tip)) = load(store, sprint)? else {
-        return Err(Error::refused(format!("no pipeline for {sprint}"))
-            .hint(format!("start one with `git rails pipeline run {sprint}`")));
-    };
+    let (mut state, tip) = load_existing(store, sprint)?;
     if state.state.is_final() {
         return Err(Error::refused(format!(
             "the pipeline of {sprint} is {}; there is nothing to resume",
@@ -121,10 +118,7 @@ pub fn abort(
     progress: &mut dyn Progress,
 ) -> Result<State> {
     let _lock = take_lock(store, sprint)?;
-    let Some((mut state, tip)) = load(store, sprint)? else {
-        return Err(Error::refused(format!("no pipeline for {sprint}"))
-            .hint(format!("start one with `git rails pipeline run {sprint}`")));
-    };
+    let (mut state, tip) = load_existing(store, sprint)?;
     if state.state.is_final() {
         return Err(Error::refused(format!(
             "the pipeline of {sprint} is already {}",
@@ -374,4 +368,13 @@ fn escalate(
         from.as_str()
     ));
     Ok(state)
+}
+
+/// The pipeline of `sprint` and its tip, or the refusal that names how to start one (resume and
+/// abort need one to exist).
+fn load_existing(store: &Store, sprint: &SprintId) -> Result<(State, ObjectId)> {
+    load(store, sprint)?.ok_or_else(|| {
+        Error::refused(format!("no pipeline for {sprint}"))
+            .hint(format!("start one with `git rails pipeline run {sprint}`"))
+    })
 }
