@@ -43,13 +43,13 @@ impl Store {
         out
     }
 
-    /// Whether any key of section `name` (e.g. `trailer`) is set: in any scope, by `git -c`,
-    /// or through `GIT_CONFIG_COUNT` (which this answers yes to without reading).
+    /// Whether any key of section `name` (e.g. `trailer`) is set: in any scope, through
+    /// `GIT_CONFIG_COUNT` (gix reads it), or by `git -c` (`GIT_CONFIG_PARAMETERS`, which gix
+    /// does not read for an open repository).
     pub fn config_section_set(&self, name: &str) -> bool {
         let dash_c = format!("'{}.", name.to_ascii_lowercase());
         if std::env::var("GIT_CONFIG_PARAMETERS")
             .is_ok_and(|p| p.to_ascii_lowercase().contains(&dash_c))
-            || std::env::var_os("GIT_CONFIG_COUNT").is_some()
         {
             return true;
         }

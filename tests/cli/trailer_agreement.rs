@@ -132,3 +132,73 @@ fn the_commit_msg_hook_adds_the_trailer_in_process_or_through_git() {
         "with trailer.separators set, git wrote the trailer"
     );
 }
+
+/// The configuration that changes git's answer is read from every place git reads it: with
+/// `core.commentChar=;` a `#` line is text (the in-process writer alone would take it for a
+/// comment and put the trailer above it), and `GIT_CONFIG_COUNT` and `git -c`
+/// (`GIT_CONFIG_PARAMETERS`) carry configuration in the environment. Either way the hook's result is git's.
+#[test]
+fn configuration_git_reads_sends_the_message_to_git() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("first");
+    repo.draft(
+        "S-1",
+        serde_json::json!([check(
+            "c1",
+            "file_exists",
+            serde_json::json!({"path": "a.txt"})
+        )]),
+    );
+    repo.rails(&["contract", "freeze", "S-1"]).ok();
+    repo.rails(&["contract", "bind", "S-1"]).ok();
+    let file = repo.path().join("msg.txt");
+    let file_arg = file.to_string_lossy().into_owned();
+
+    let m = "msg\n\n# not a comment\n";
+    let alone = add_to_message(m, "Rails-Sprint", "S-1").unwrap();
+    repo.git(&["config", "core.commentChar", ";"]);
+    std::fs::write(&file, m).unwrap();
+    repo.git(&[
+        "interpret-trailers",
+        "--in-place",
+        "--if-exists",
+        "doNothing",
+        "--trailer",
+        "Rails-Sprint: S-1",
+        &file_arg,
+    ]);
+    let git = std::fs::read_to_string(&file).unwrap();
+    assert_ne!(git, alone, "the case must tell the two apart");
+    std::fs::write(&file, m).unwrap();
+    repo.rails(&["hook", "commit-msg", &file_arg]).ok();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), git);
+    repo.git(&["config", "--unset", "core.commentChar"]);
+
+    std::fs::write(&file, "plain\n").unwrap();
+    repo.rails_env(
+        &["hook", "commit-msg", &file_arg],
+        &[
+            ("GIT_CONFIG_COUNT", "1"),
+            ("GIT_CONFIG_KEY_0", "trailer.separators"),
+            ("GIT_CONFIG_VALUE_0", "=:"),
+        ],
+    )
+    .ok();
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "plain\n\nRails-Sprint= S-1\n"
+    );
+
+    // `git -c trailer.separators='=:' commit`: what git hands its hooks.
+    std::fs::write(&file, "plain\n").unwrap();
+    repo.rails_env(
+        &["hook", "commit-msg", &file_arg],
+        &[("GIT_CONFIG_PARAMETERS", "'trailer.separators'='=:'")],
+    )
+    .ok();
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "plain\n\nRails-Sprint= S-1\n"
+    );
+}
