@@ -292,6 +292,14 @@ pub fn versions(store: &Store, sprint: &SprintId) -> Result<Vec<Frozen>> {
         .collect()
 }
 
+/// Whether the sprint has a frozen contract: its contract ref exists. What the commit-msg
+/// hook needs on every commit of a bound branch; reading the contract itself would open the
+/// pack it was gc'ed into (a third of that hook's instructions). The gate, which reads it, is
+/// what judges it.
+pub fn is_frozen(store: &Store, sprint: &SprintId) -> Result<bool> {
+    Ok(store.ref_target(&contract_ref(sprint))?.is_some())
+}
+
 /// The newest frozen version, or None.
 pub fn newest(store: &Store, sprint: &SprintId) -> Result<Option<Frozen>> {
     let Some(tip) = store.ref_target(&contract_ref(sprint))? else {

@@ -36,7 +36,7 @@ pub fn commit_msg(store: &Store, message_file: &Path) -> Result<HookResult> {
                     message = read()?;
                 }
             }
-            if contract::newest(store, &sprint)?.is_none() {
+            if !contract::is_frozen(store, &sprint)? {
                 out.say(format!(
                     "git-rails: note: the branch is bound to {sprint}, which has no frozen contract yet; a push of this commit is refused until `git rails contract freeze {sprint}`"
                 ));
