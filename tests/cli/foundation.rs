@@ -185,6 +185,32 @@ fn outside_a_repository_is_refused_with_the_next_step() {
     assert!(err.contains("hint: "), "{err}");
 }
 
+/// An error from inside git's libraries reaches the user as one readable line that keeps its
+/// cause (here the configuration line that does not parse), never as a debug dump. gix's
+/// `auto-chain-error` feature is what joins the causes; without it this message was
+/// `Message { message: "Repository configuration could not be loaded" }` and a `Caused by:` block.
+#[test]
+fn a_broken_repository_configuration_is_reported_with_its_cause() {
+    let repo = TestRepo::new();
+    let config = repo.path().join(".git/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("[core\n bare = x\n");
+    std::fs::write(&config, text).unwrap();
+    let out = repo.rails(&["gate"]);
+    let err = &out.stderr;
+    assert_ne!(out.code, 0, "{err}");
+    let first = err.lines().next().unwrap_or_default();
+    assert!(first.starts_with("git-rails: "), "{err}");
+    assert!(
+        first.contains("could not be loaded") && first.contains("unexpected token on line"),
+        "the cause is on the message's own line: {err}"
+    );
+    assert!(
+        !err.contains("Message {") && !err.contains("Caused by"),
+        "{err}"
+    );
+}
+
 #[test]
 fn reports_append_to_notes_that_git_reads_across_fanout() {
     let repo = TestRepo::new();
