@@ -99,10 +99,8 @@ fn the_in_process_trailer_is_what_git_writes() {
     assert!(asked >= 80, "only {asked} messages left to git");
 }
 
-/// A bound branch's commit gets the trailer either way: in-process for a plain message, from
-/// git when `trailer.*` configuration could change git's answer (here: another separator).
-#[test]
-fn the_commit_msg_hook_adds_the_trailer_in_process_or_through_git() {
+/// A repository whose branch is bound to the frozen sprint S-1.
+fn bound_repo() -> TestRepo {
     let repo = TestRepo::new();
     repo.write("a.txt", "a\n");
     repo.commit_all("first");
@@ -116,6 +114,14 @@ fn the_commit_msg_hook_adds_the_trailer_in_process_or_through_git() {
     );
     repo.rails(&["contract", "freeze", "S-1"]).ok();
     repo.rails(&["contract", "bind", "S-1"]).ok();
+    repo
+}
+
+/// A bound branch's commit gets the trailer either way: in-process for a plain message, from
+/// git when `trailer.*` configuration could change git's answer (here: another separator).
+#[test]
+fn the_commit_msg_hook_adds_the_trailer_in_process_or_through_git() {
+    let repo = bound_repo();
     repo.rails(&["hooks", "install"]).ok();
 
     repo.git(&["commit", "--allow-empty", "-q", "-m", "plain\n\nbody"]);
@@ -139,19 +145,7 @@ fn the_commit_msg_hook_adds_the_trailer_in_process_or_through_git() {
 /// (`GIT_CONFIG_PARAMETERS`) carry configuration in the environment. Either way the hook's result is git's.
 #[test]
 fn configuration_git_reads_sends_the_message_to_git() {
-    let repo = TestRepo::new();
-    repo.write("a.txt", "a\n");
-    repo.commit_all("first");
-    repo.draft(
-        "S-1",
-        serde_json::json!([check(
-            "c1",
-            "file_exists",
-            serde_json::json!({"path": "a.txt"})
-        )]),
-    );
-    repo.rails(&["contract", "freeze", "S-1"]).ok();
-    repo.rails(&["contract", "bind", "S-1"]).ok();
+    let repo = bound_repo();
     let file = repo.path().join("msg.txt");
     let file_arg = file.to_string_lossy().into_owned();
 
