@@ -9,6 +9,12 @@
 //! inflate) and fall back to gix's whole store (packs, alternates, a quarantine) when there is
 //! none. Objects are content-addressed, so either place gives the same bytes.
 //!
+//! Once a look-up finds no loose file, the read goes on to gix's store and opens the pack
+//! indexes; from then on the reads ask gix first ([`Store::loose_read`] answers None). A push
+//! that walks 1,000 packed commits otherwise tried 1,000 loose paths that do not exist, one
+//! failed `openat` each: nothing callgrind counts, but 1,032 of the hook's 1,100 system calls and
+//! a millisecond of its wall time. The new commits, loose, come first in such a walk.
+//!
 //! A loose object is read with one `read` (gix maps each file, an `mmap` and `munmap` for ~160
 //! bytes) and inflated by one decoder the store keeps and resets (gix makes a new one, with its
 //! state allocated, for every object): a push of ten commits reads eleven of them.
@@ -29,13 +35,19 @@ impl Store {
         )
     }
 
-    /// Whether `id` is a loose object of this repository.
+    /// Whether `id` is a loose object of this repository (false once the packs come first:
+    /// the caller asks gix's whole store, which finds loose objects too).
     pub(super) fn loose_has(&self, id: ObjectId) -> bool {
-        self.loose_db().contains(&id)
+        if self.packs_first.get() {
+            return false;
+        }
+        let found = self.loose_db().contains(&id);
+        self.packs_first.set(!found);
+        found
     }
 
-    /// The loose object `id`, or None (not loose here, unreadable, or not hashing to `id`: the
-    /// caller asks gix). git looks in the packs first, so a loose file written by hand under
+    /// The loose object `id`, or None (not loose here, unreadable, not hashing to `id`, or the
+    /// packs come first now: the caller asks gix). git looks in the packs first, so a loose file written by hand under
     /// the id of a packed commit would make this read see another commit than git does; its
     /// content is therefore hashed and must be `id`.
     pub(super) fn loose_read(&self, id: ObjectId) -> Option<Loose> {
@@ -47,7 +59,13 @@ impl Store {
             .path()
             .join(&hex[..2])
             .join(&hex[2..]);
-        let file = std::fs::read(path).ok()?;
+        if self.packs_first.get() {
+            return None;
+        }
+        let Ok(file) = std::fs::read(path) else {
+            self.packs_first.set(true);
+            return None;
+        };
         let mut slot = self.inflate.borrow_mut();
         let inflate = slot.get_or_insert_with(Default::default);
         inflate.reset();
@@ -240,5 +258,49 @@ mod tests {
                 e.message
             );
         }
+    }
+
+    /// After a look-up that found no loose file (a packed commit), reads ask gix's store
+    /// first: the loose path is not tried again, and a loose commit still reads whole.
+    #[test]
+    fn after_a_loose_miss_the_packs_come_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q"]);
+        git(d, &["commit", "-q", "--allow-empty", "-m", "old"]);
+        git(d, &["gc", "-q", "--prune=now"]);
+        git(
+            d,
+            &[
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "new\n\nRails-Sprint: S",
+            ],
+        );
+        let id = |rev: &str| ObjectId::from_hex(git(d, &["rev-parse", rev]).as_bytes()).unwrap();
+        let (new, old) = (id("HEAD"), id("HEAD~1"));
+
+        let store = Store::open(d).unwrap();
+        assert!(
+            store.loose_read(new).is_some(),
+            "a fresh store reads loose first"
+        );
+        assert!(store.loose_has(new));
+        assert_eq!(store.commit_info(old).unwrap().message, "old\n");
+        assert!(store.loose_read(new).is_none(), "the packs come first now");
+        assert!(!store.loose_has(new));
+        let info = store.commit_info(new).unwrap();
+        assert_eq!(info.trailer("Rails-Sprint").as_deref(), Some("S"));
+        assert_eq!(info.parents, vec![old]);
+        assert!(store.has_object(new));
+        assert_eq!(store.peel_to_commit(new).unwrap(), Some(new));
+
+        // A miss of has_object switches too.
+        let store = Store::open(d).unwrap();
+        assert!(!store.loose_has(old));
+        assert!(store.has_object(old));
+        assert!(store.loose_read(new).is_none());
     }
 }

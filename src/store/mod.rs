@@ -53,6 +53,9 @@ pub struct Store {
     trees: std::cell::RefCell<HashMap<ObjectId, std::rc::Rc<TreeIndex>>>,
     /// The zlib decoder loose objects are read with ([`loose`]), made on the first read.
     inflate: std::cell::RefCell<Option<gix::zlib::Inflate>>,
+    /// Set once a loose look-up missed ([`loose`]): the read went on to gix's whole store,
+    /// whose pack indexes are open from then on, so later reads ask them first.
+    packs_first: std::cell::Cell<bool>,
 }
 
 /// A tree's entries by name: the object id and whether it is a blob or a tree.
@@ -194,6 +197,7 @@ impl Store {
             _shadow: None,
             trees: Default::default(),
             inflate: Default::default(),
+            packs_first: Default::default(),
         }
     }
 
