@@ -17,10 +17,12 @@ pub(super) fn file_uri(path: &Path) -> String {
     out
 }
 
-/// Resolves the `$ref`s of a frozen schema among the frozen files only: nothing is read from
-/// the work tree or the network.
-pub(super) struct FrozenRetriever {
-    pub(super) files: BTreeMap<String, Vec<u8>>,
+/// boon's only loader: with `frozen`, the `$ref`s of a frozen schema resolve among the frozen
+/// files only (nothing is read from the work tree); without, from disk. Every URL that is not
+/// `file:` (`http:`, `https:`, …) is refused, so a check never reaches the network; the draft
+/// metaschemas are built into boon and never come here.
+pub(super) struct SchemaFiles {
+    pub(super) frozen: Option<BTreeMap<String, Vec<u8>>>,
 }
 
 /// The base URI of a frozen file: `file:///<repository path>`.
@@ -46,18 +48,65 @@ pub(super) fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-impl jsonschema::Retrieve for FrozenRetriever {
-    fn retrieve(
-        &self,
-        uri: &jsonschema::Uri<String>,
-    ) -> std::result::Result<Value, Box<dyn std::error::Error + Send + Sync>> {
-        let path = percent_decode(uri.path().as_str());
-        let rel = path.trim_start_matches('/');
-        match self.files.get(rel) {
-            Some(bytes) => Ok(serde_json::from_slice(bytes)?),
-            None => Err(format!("{rel} was not frozen with the contract").into()),
+impl boon::UrlLoader for SchemaFiles {
+    fn load(&self, url: &str) -> std::result::Result<Value, Box<dyn std::error::Error>> {
+        // boon hands over absolute `file:` URLs without their fragment.
+        let Some(path) = url.strip_prefix("file://") else {
+            return Err("only file references are followed, never the network".into());
+        };
+        let path = percent_decode(path.split(['?', '#']).next().unwrap_or_default());
+        match &self.frozen {
+            Some(files) => {
+                let rel = path.trim_start_matches('/');
+                match files.get(rel) {
+                    Some(bytes) => Ok(serde_json::from_slice(bytes)?),
+                    None => Err(format!("{rel} was not frozen with the contract").into()),
+                }
+            }
+            None => Ok(serde_json::from_slice(&fs::read(&path)?)?),
         }
     }
+}
+
+/// The failures boon found, each `(JSON pointer, what failed)`: the leaves of its tree of
+/// errors, except that a failed `anyOf` / `oneOf` is one failure (the reasons each
+/// alternative failed for would read as several).
+fn failures(e: &boon::ValidationError, out: &mut Vec<(String, String)>) {
+    let alternatives = matches!(e.kind, boon::ErrorKind::AnyOf | boon::ErrorKind::OneOf(_));
+    if e.causes.is_empty() || alternatives {
+        out.push((
+            e.instance_location.to_string(),
+            clip(&e.kind.to_string(), QUOTE_CHARS),
+        ));
+    } else {
+        for cause in &e.causes {
+            failures(cause, out);
+        }
+    }
+}
+
+/// Compiles `schema` (its base URI `base`) as draft 2020-12: a top-level `$schema` is dropped,
+/// so that a schema naming another draft (or a metaschema of its own) is still read as the
+/// documented draft; the files it `$ref`s follow their own `$schema` if they name one.
+pub(super) fn compile(
+    mut schema: Value,
+    base: &str,
+    files: SchemaFiles,
+) -> std::result::Result<(boon::Schemas, boon::SchemaIndex), String> {
+    if let Some(map) = schema.as_object_mut() {
+        map.remove("$schema");
+    }
+    let mut compiler = boon::Compiler::new();
+    compiler.set_default_draft(boon::Draft::V2020_12);
+    compiler.use_loader(Box::new(files));
+    let mut schemas = boon::Schemas::new();
+    let compiled = match compiler.add_resource(base, schema) {
+        Ok(_) => compiler.compile(base, &mut schemas),
+        Err(e) => Err(e),
+    };
+    compiled
+        .map(|index| (schemas, index))
+        .map_err(|e| format!("{e:#}"))
 }
 
 pub(super) fn artifact_schema(
@@ -114,39 +163,32 @@ pub(super) fn artifact_schema(
             .map(|d| d.join(&schema_path))
             .unwrap_or(schema_path)
     };
-    let options = jsonschema::options().with_draft(jsonschema::Draft::Draft202012);
-    let options = match frozen {
-        Some(files) => options
-            .with_base_uri(frozen_uri(
-                &crate::contract::pinned::normalize(&spec.schema).unwrap_or_default(),
-            ))
-            .with_retriever(FrozenRetriever {
-                files: files.clone(),
-            }),
-        None => options.with_base_uri(file_uri(&absolute)),
+    let (base, files) = match frozen {
+        Some(files) => (
+            frozen_uri(&crate::contract::pinned::normalize(&spec.schema).unwrap_or_default()),
+            SchemaFiles {
+                frozen: Some(files.clone()),
+            },
+        ),
+        None => (file_uri(&absolute), SchemaFiles { frozen: None }),
     };
-    let validator = match options.build(&schema) {
-        Ok(v) => v,
+    let (schemas, index) = match compile(schema, &base, files) {
+        Ok(compiled) => compiled,
         Err(e) => {
             return Outcome::error(
                 format!(
                     "schema {:?} is not a valid JSON Schema (draft 2020-12): {}",
                     spec.schema,
-                    clip(&e.to_string(), 200)
+                    clip(&e, 200)
                 ),
                 no_errors,
             )
         }
     };
-    let errors: Vec<(String, String)> = validator
-        .iter_errors(&artifact)
-        .map(|e| {
-            (
-                e.instance_path().to_string(),
-                clip(&e.to_string(), QUOTE_CHARS),
-            )
-        })
-        .collect();
+    let mut errors: Vec<(String, String)> = Vec::new();
+    if let Err(e) = schemas.validate(&artifact, index) {
+        failures(&e, &mut errors);
+    }
     let evidence = json!({
         "errors": errors
             .iter()

@@ -592,6 +592,113 @@ fn artifact_schema_bad_schema_is_an_error() {
     }
 }
 
+/// `artifact_schema` of a frozen contract: `files` are the frozen copies, `root` holds the
+/// artifact.
+fn frozen_schema_check(root: &Path, files: &[(&str, &str)], schema: &str) -> Outcome {
+    let files: BTreeMap<String, Vec<u8>> = files
+        .iter()
+        .map(|(p, t)| (p.to_string(), t.as_bytes().to_vec()))
+        .collect();
+    let spec = ArtifactSchemaSpec {
+        path: "out.json".into(),
+        schema: schema.into(),
+    };
+    artifact_schema(&spec, root, Some(&files))
+}
+
+#[test]
+fn artifact_schema_ref_to_a_file_not_frozen_is_refused() {
+    let d = tmp();
+    write(d.path(), "out.json", "{}");
+    // The work tree holds the referenced file; only the frozen copies count.
+    write(d.path(), "schemas/defs.json", r#"{"type": "object"}"#);
+    let o = frozen_schema_check(
+        d.path(),
+        &[("schemas/out.schema.json", r#"{"$ref": "defs.json"}"#)],
+        "schemas/out.schema.json",
+    );
+    assert_eq!(o.status, Status::Error, "{o:?}");
+    assert!(
+        o.summary
+            .contains("schemas/defs.json was not frozen with the contract"),
+        "{}",
+        o.summary
+    );
+    let o = frozen_schema_check(
+        d.path(),
+        &[
+            ("schemas/out.schema.json", r#"{"$ref": "defs.json"}"#),
+            ("schemas/defs.json", r#"{"type": "object"}"#),
+        ],
+        "schemas/out.schema.json",
+    );
+    assert_eq!(o.status, Status::Pass, "{o:?}");
+}
+
+#[test]
+fn artifact_schema_http_ref_is_refused_without_a_connection() {
+    let d = tmp();
+    write(d.path(), "out.json", "{}");
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    for scheme in ["http", "https"] {
+        let schema = format!(r#"{{"$ref": "{scheme}://127.0.0.1:{port}/s.json"}}"#);
+        write(d.path(), "s.schema.json", &schema);
+        for o in [
+            check(
+                json!({"path": "out.json", "schema": "s.schema.json"}),
+                "artifact_schema",
+                d.path(),
+            ),
+            frozen_schema_check(d.path(), &[("s.schema.json", &schema)], "s.schema.json"),
+        ] {
+            assert_eq!(o.status, Status::Error, "{o:?}");
+            assert!(
+                o.summary.contains(&format!("{scheme}://127.0.0.1")),
+                "{}",
+                o.summary
+            );
+        }
+    }
+    // Nothing connected: the refusal came before any network call.
+    assert_eq!(
+        listener.accept().map_err(|e| e.kind()).err(),
+        Some(io::ErrorKind::WouldBlock)
+    );
+}
+
+#[test]
+fn artifact_schema_is_draft_2020_12_whatever_its_schema_says() {
+    let d = tmp();
+    // `prefixItems` and `$defs` are 2020-12 keywords: draft-07 ignores the first.
+    let body = r##""type": "array", "prefixItems": [{"$ref": "#/$defs/n"}],
+        "$defs": {"n": {"type": "integer"}}"##;
+    for declared in [
+        "",
+        r#""$schema": "http://json-schema.org/draft-07/schema#","#,
+    ] {
+        write(d.path(), "a.schema.json", &format!("{{{declared} {body}}}"));
+        let spec = json!({"path": "out.json", "schema": "a.schema.json"});
+        write(d.path(), "out.json", r#"[1, "x"]"#);
+        let o = check(spec.clone(), "artifact_schema", d.path());
+        assert_eq!(o.status, Status::Pass, "{declared}: {o:?}");
+        write(d.path(), "out.json", r#"["x", 1]"#);
+        let o = check(spec, "artifact_schema", d.path());
+        assert_eq!(o.status, Status::Fail, "{declared}: {o:?}");
+        assert_eq!(
+            o.evidence["errors"],
+            json!([{"instancePath": "/0", "message": "want integer, but got string"}])
+        );
+        assert!(
+            o.summary
+                .ends_with("1 validation error; first at /0: want integer, but got string"),
+            "{}",
+            o.summary
+        );
+    }
+}
+
 // manual_checklist
 
 const CHECKLIST: &str = "# Review\n\

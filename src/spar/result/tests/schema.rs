@@ -2,11 +2,28 @@
 
 use super::*;
 
-fn validator(schema: &Value) -> jsonschema::Validator {
-    jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .build(schema)
-        .expect("the schema compiles")
+/// The schema compiled as draft 2020-12, as a reviewer's CLI reads it.
+struct Validator {
+    schemas: boon::Schemas,
+    index: boon::SchemaIndex,
+}
+
+impl Validator {
+    fn is_valid(&self, v: &Value) -> bool {
+        self.schemas.validate(v, self.index).is_ok()
+    }
+}
+
+fn validator(schema: &Value) -> Validator {
+    let url = "file:///result.schema.json";
+    let mut compiler = boon::Compiler::new();
+    compiler.set_default_draft(boon::Draft::V2020_12);
+    compiler.add_resource(url, schema.clone()).unwrap();
+    let mut schemas = boon::Schemas::new();
+    let index = compiler
+        .compile(url, &mut schemas)
+        .expect("the schema compiles");
+    Validator { schemas, index }
 }
 
 /// Every object closed and fully required (OpenAI strict mode), no `$schema`.
