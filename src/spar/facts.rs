@@ -253,6 +253,121 @@ impl Part {
     }
 }
 
+impl Part {
+    /// The part as one short line: `<flags> <stage> <head> <started_at> <findings>
+    /// <in_check_paths> <auto_deferred>`, the flags `-` or some of `e` (elsewhere), `d` (dry
+    /// run), `s` (stopped). A part with anything more to say (an error, a reviewer not done, a
+    /// finding left open, a standpoint uncovered) or a field that is not one plain word is
+    /// written as its JSON object instead; those are the few rounds that block. Reading a
+    /// round's part back is then splitting one line, not parsing an object of named fields.
+    pub fn to_line(&self) -> String {
+        let word = |s: &str| {
+            !s.bytes()
+                .any(|b| b == b' ' || b == b'"' || b == b'\\' || b < 0x20 || b == 0x7f)
+        };
+        let compact = self.round_error.is_none()
+            && self.findings_error.is_none()
+            && self.standpoints_uncovered.is_empty()
+            && self.waivers_error.is_none()
+            && self.unwaived.is_empty()
+            && self.ledger_error.is_none()
+            && self.open.is_empty()
+            && word(&self.stage)
+            && word(&self.head)
+            && word(&self.started_at);
+        if !compact {
+            return serde_json::to_string(self).unwrap_or_default();
+        }
+        let mut flags = String::new();
+        for (on, c) in [
+            (self.elsewhere, 'e'),
+            (self.dry_run, 'd'),
+            (self.stopped, 's'),
+        ] {
+            if on {
+                flags.push(c);
+            }
+        }
+        if flags.is_empty() {
+            flags.push('-');
+        }
+        format!(
+            "{flags} {} {} {} {} {} {}",
+            self.stage,
+            self.head,
+            self.started_at,
+            self.findings,
+            self.in_check_paths,
+            self.auto_deferred
+        )
+    }
+
+    /// A part as [`Part::to_line`] wrote it; None when the line is not one it writes (more
+    /// findings in the check paths than findings, too).
+    pub fn from_line(line: &str) -> Option<Part> {
+        let p = if line.starts_with('{') {
+            serde_json::from_str::<Part>(line).ok()?
+        } else {
+            let mut f = line.split(' ');
+            let flags = f.next()?;
+            let (mut elsewhere, mut dry_run, mut stopped) = (false, false, false);
+            if flags != "-" {
+                if flags.is_empty() {
+                    return None;
+                }
+                for c in flags.bytes() {
+                    let on = match c {
+                        b'e' => &mut elsewhere,
+                        b'd' => &mut dry_run,
+                        b's' => &mut stopped,
+                        _ => return None,
+                    };
+                    if *on {
+                        return None;
+                    }
+                    *on = true;
+                }
+            }
+            let (stage, head, started_at) = (f.next()?, f.next()?, f.next()?);
+            let number = |x: Option<&str>| -> Option<u64> {
+                let x = x?;
+                // Written as u64 writes it: digits, no sign, no leading zero.
+                if x.is_empty()
+                    || !x.bytes().all(|b| b.is_ascii_digit())
+                    || (x.len() > 1 && x.starts_with('0'))
+                {
+                    return None;
+                }
+                x.parse().ok()
+            };
+            let (findings, in_check_paths, auto_deferred) =
+                (number(f.next())?, number(f.next())?, number(f.next())?);
+            if f.next().is_some() {
+                return None;
+            }
+            Part {
+                round_error: None,
+                elsewhere,
+                dry_run,
+                stopped,
+                findings_error: None,
+                stage: stage.to_string(),
+                head: head.to_string(),
+                started_at: started_at.to_string(),
+                findings,
+                in_check_paths,
+                auto_deferred,
+                standpoints_uncovered: Vec::new(),
+                waivers_error: None,
+                unwaived: Vec::new(),
+                ledger_error: None,
+                open: Vec::new(),
+            }
+        };
+        (p.in_check_paths <= p.findings && p.auto_deferred <= p.findings).then_some(p)
+    }
+}
+
 /// One input of [`derive`]: its file name, its blob id (None: absent) and its bytes when they
 /// are at hand already.
 pub type Input<'a> = (&'a str, Option<ObjectId>, Option<&'a [u8]>);
@@ -375,13 +490,25 @@ pub fn derive_in_tree(
     tree: ObjectId,
     folder: &str,
 ) -> Result<RoundFacts> {
+    let at = store.folder_at(tree, &format!("rounds/{folder}"))?;
+    derive_in_folder(store, series, at, folder)
+}
+
+/// Derives the facts of the round named `folder` from its folder's tree `at` (None: no such
+/// folder, so no inputs).
+pub fn derive_in_folder(
+    store: &Store,
+    series: &str,
+    at: Option<ObjectId>,
+    folder: &str,
+) -> Result<RoundFacts> {
     let mut inputs = Vec::new();
     for name in INPUTS {
-        inputs.push((
-            name,
-            store.file_at(tree, &format!("rounds/{folder}/{name}"))?,
-            None,
-        ));
+        let id = match at {
+            Some(at) => store.file_at(at, name)?,
+            None => None,
+        };
+        inputs.push((name, id, None));
     }
     derive(store, series, folder, &inputs)
 }
@@ -449,13 +576,14 @@ struct Change {
     history: Option<Vec<String>>,
     /// What each round derived again contributes (None: the round is gone).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    rounds: BTreeMap<String, Option<Part>>,
+    /// Each as [`Part::to_line`] writes it.
+    rounds: BTreeMap<String, Option<String>>,
     /// For each round derived again: whether its recorded facts lie.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     lies: BTreeMap<String, bool>,
 }
 
-const KEPT_SCHEMA: &str = "spar-gate-facts-kept/3";
+const KEPT_SCHEMA: &str = "spar-gate-facts-kept/4";
 
 fn kept_path(store: &Store, series: &str) -> PathBuf {
     store
@@ -478,7 +606,8 @@ fn empty() -> Kept {
 
 impl Kept {
     /// Applies one change; false when it does not start from the tip folded so far (two gates
-    /// appended changes from the same tip, or the file was edited): then nothing kept is used.
+    /// appended changes from the same tip, or the file was edited) or a round's part cannot be
+    /// read: then nothing kept is used.
     fn apply(&mut self, c: Change) -> bool {
         if c.from != self.tip {
             return false;
@@ -497,7 +626,10 @@ impl Kept {
         }
         for (name, f) in c.rounds {
             match f {
-                Some(f) => self.rounds.insert(name, f),
+                Some(line) => match Part::from_line(&line) {
+                    Some(f) => self.rounds.insert(name, f),
+                    None => return false,
+                },
                 None => self.rounds.remove(&name),
             };
         }
@@ -525,7 +657,7 @@ impl Kept {
             rounds: self
                 .rounds
                 .iter()
-                .map(|(n, f)| (n.clone(), Some(f.clone())))
+                .map(|(n, f)| (n.clone(), Some(f.to_line())))
                 .collect(),
             lies: self.lies.iter().map(|n| (n.clone(), true)).collect(),
         }
@@ -638,10 +770,10 @@ fn lie_reason(series: &str, round: &str) -> String {
     )
 }
 
-/// Whether the facts recorded in the tree for this round contradict the derived ones: they
-/// name the same inputs but say something else (or cannot be read at all).
-fn lies(store: &Store, tree: ObjectId, folder: &str, derived: &RoundFacts) -> Result<bool> {
-    let Some(id) = store.file_at(tree, &format!("rounds/{folder}/{FACTS_FILE}"))? else {
+/// Whether the facts recorded in the round's folder (the tree `folder`) contradict the derived
+/// ones: they name the same inputs but say something else (or cannot be read at all).
+fn lies(store: &Store, folder: ObjectId, derived: &RoundFacts) -> Result<bool> {
+    let Some(id) = store.file_at(folder, FACTS_FILE)? else {
         return Ok(false);
     };
     let Ok(recorded) = serde_json::from_slice::<RoundFacts>(&store.blob(id)?) else {
@@ -782,35 +914,36 @@ fn update(
     }
 
     // The rounds whose files changed since the old tip are derived again.
+    // The two `rounds/` folders are compared entry by entry; a round whose folder id did not
+    // change is not looked into.
     let tree = store.tree_of(tip)?;
     let rounds_now = store.folder_at(tree, "rounds")?;
-    let present: BTreeSet<String> = match rounds_now {
-        Some(r) => store.folder_names(r)?.into_iter().collect(),
-        None => BTreeSet::new(),
+    let before = match old_tip {
+        Some(old) => store.folder_at(store.tree_of(old)?, "rounds")?,
+        None => None,
     };
-    let changed: Vec<String> = match old_tip {
-        Some(old) => {
-            let before = store.folder_at(store.tree_of(old)?, "rounds")?;
-            store.differing_entries(before, rounds_now)?
-        }
-        None => present.iter().cloned().collect(),
-    };
-    for name in changed {
+    for entry in store.changed_entries(before, rounds_now)? {
+        let name = entry.name;
         k.lies.remove(&name);
-        if !present.contains(&name) {
+        let Some(folder) = entry.after else {
             k.rounds.remove(&name);
             change.rounds.insert(name.clone(), None);
             change.lies.insert(name, false);
             continue;
-        }
-        let f = derive_in_tree(store, series, tree, &name)?;
-        let lie = lies(store, tree, &name, &f)?;
+        };
+        // A file where a round's folder should be has no inputs: it cannot be read.
+        let folder = entry.folder.then_some(folder);
+        let f = derive_in_folder(store, series, folder, &name)?;
+        let lie = match folder {
+            Some(folder) => lies(store, folder, &f)?,
+            None => false,
+        };
         if lie {
             k.lies.insert(name.clone());
         }
         change.lies.insert(name.clone(), lie);
         let part = Part::of(&f, series, &name);
-        change.rounds.insert(name.clone(), Some(part.clone()));
+        change.rounds.insert(name.clone(), Some(part.to_line()));
         k.rounds.insert(name.clone(), part);
         derived.insert(name, f);
     }
@@ -830,7 +963,10 @@ pub fn lies_at(store: &Store, series: &str, tip: ObjectId) -> Result<Vec<String>
     let mut out = Vec::new();
     for name in store.folder_names(rounds)? {
         let derived = derive_in_tree(store, series, tree, &name)?;
-        if lies(store, tree, &name, &derived)? {
+        let Some(folder) = store.folder_at(rounds, &name)? else {
+            continue;
+        };
+        if lies(store, folder, &derived)? {
             out.push(lie_reason(series, &name));
         }
     }

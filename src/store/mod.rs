@@ -25,6 +25,7 @@ pub use lock::{Lock, LockName};
 pub use porcelain::temp_repo;
 pub use porcelain::RemoteOutcome;
 pub use refdb::LeftLock;
+pub use trees::ChangedEntry;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

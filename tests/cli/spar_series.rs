@@ -899,7 +899,27 @@ fn gate_decisions_are_cached_by_series_tip_and_never_stale() {
     assert_eq!((again.code, doc(&again)), (2, doc(&cold)));
     assert!(std::fs::read_to_string(&entry)
         .unwrap()
-        .contains("\"passed\""));
+        .starts_with("spar-gate-kept/2\t0\t"));
+
+    // So is an entry whose lines were edited into something it does not write: a count that
+    // is no number, a line of an unknown kind, a passing verdict with reasons left.
+    let kept = std::fs::read_to_string(&entry).unwrap();
+    let edits = [
+        kept.replacen(
+            "growth\ts\tcode-1\tcode\t",
+            "growth\ts\tcode-1\tcode\tmany\t",
+            1,
+        ),
+        format!("{kept}what\tever\n"),
+        kept.replacen("spar-gate-kept/2\t0\t", "spar-gate-kept/2\t1\t", 1),
+    ];
+    for edited in edits {
+        assert_ne!(edited, kept);
+        std::fs::write(&entry, &edited).unwrap();
+        let again = gate();
+        assert_eq!((again.code, doc(&again)), (2, doc(&cold)), "{edited}");
+        assert_eq!(std::fs::read_to_string(&entry).unwrap(), kept);
+    }
 
     // Triage moves the series tip: the next gate decides anew and passes.
     let t = |args: &[&str]| {
@@ -1238,7 +1258,7 @@ fn kept_gate_facts_grow_by_one_line_per_new_tip() {
     let whole = std::fs::read(&kept).unwrap();
     let first = lines(&whole);
     assert_eq!(first.len(), 2, "a header and everything as one change");
-    assert_eq!(first[0]["schema"], "spar-gate-facts-kept/3");
+    assert_eq!(first[0]["schema"], "spar-gate-facts-kept/4");
     assert_eq!(first[1]["from"], "");
     assert_eq!(first[1]["rounds"].as_object().unwrap().len(), 2);
 
