@@ -972,3 +972,85 @@ pub fn lies_at(store: &Store, series: &str, tip: ObjectId) -> Result<Vec<String>
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part() -> Part {
+        Part {
+            round_error: None,
+            elsewhere: false,
+            dry_run: false,
+            stopped: false,
+            findings_error: None,
+            stage: "code".into(),
+            head: "0123abcd".into(),
+            started_at: "2026-12-02T12:00:00Z".into(),
+            findings: 20,
+            in_check_paths: 3,
+            auto_deferred: 1,
+            standpoints_uncovered: Vec::new(),
+            waivers_error: None,
+            unwaived: Vec::new(),
+            ledger_error: None,
+            open: Vec::new(),
+        }
+    }
+
+    /// A part reads back as it was written, as a short line when it has nothing more to say
+    /// and as its JSON object when it does or a field is not one plain word.
+    #[test]
+    fn a_part_reads_back_from_its_line() {
+        let plain = part();
+        assert_eq!(
+            plain.to_line(),
+            "- code 0123abcd 2026-12-02T12:00:00Z 20 3 1"
+        );
+        let flagged = Part {
+            dry_run: true,
+            stopped: true,
+            stage: String::new(),
+            ..part()
+        };
+        assert_eq!(
+            flagged.to_line(),
+            "ds  0123abcd 2026-12-02T12:00:00Z 20 3 1"
+        );
+        let open = Part {
+            open: vec![("lint-F1".into(), "bug".into(), "a claim".into(), None)],
+            unwaived: vec![("lint".into(), "failed".into())],
+            ..part()
+        };
+        let spaced = Part {
+            stage: "co de".into(),
+            ..part()
+        };
+        for p in [plain, flagged, open, spaced] {
+            let line = p.to_line();
+            assert!(!line.contains('\n'));
+            assert_eq!(Part::from_line(&line), Some(p), "{line}");
+        }
+    }
+
+    /// A line it does not write is no part: then the kept file is not used.
+    #[test]
+    fn a_line_it_does_not_write_is_no_part() {
+        for line in [
+            "",
+            "- code h t 20 3",
+            "- code h t 20 3 1 9",
+            "x code h t 20 3 1",
+            "dd code h t 20 3 1",
+            " code h t 20 3 1",
+            "- code h t 020 3 1",
+            "- code h t -1 0 0",
+            "- code h t twenty 3 1",
+            "- code h t 2 3 0",
+            "- code h t 2 0 3",
+            "{\"stage\": 1}",
+        ] {
+            assert_eq!(Part::from_line(line), None, "{line:?}");
+        }
+    }
+}

@@ -496,3 +496,86 @@ fn git_order(
         nx.cmp(&ny)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "a")
+            .env("GIT_AUTHOR_EMAIL", "a@example.invalid")
+            .env("GIT_COMMITTER_NAME", "c")
+            .env("GIT_COMMITTER_EMAIL", "c@example.invalid")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    /// Walking two folders side by side finds exactly the entries a lookup by name finds:
+    /// added, removed, changed, and a name that is a file on one side and a folder on the
+    /// other (which git orders elsewhere in each tree), with the ids of either side.
+    #[test]
+    fn changed_entries_are_those_that_differ_by_name_and_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q"]);
+        let write = |p: &str, s: &str| {
+            let p = d.join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, s).unwrap();
+        };
+        for (p, s) in [
+            ("r/a", "a"),
+            ("r/b/f", "1"),
+            ("r/b-c", "bc"),
+            ("r/x", "x"),
+            ("r/same/f", "s"),
+            ("r/b.d/f", "d"),
+        ] {
+            write(p, s);
+        }
+        git(d, &["add", "-A"]);
+        git(d, &["commit", "-q", "-m", "one"]);
+        let one = git(d, &["rev-parse", "HEAD:r"]);
+        git(d, &["rm", "-q", "r/b-c", "r/x"]);
+        for (p, s) in [("r/b/f", "2"), ("r/x/f", "now a folder"), ("r/y", "new")] {
+            write(p, s);
+        }
+        git(d, &["add", "-A"]);
+        git(d, &["commit", "-q", "-m", "two"]);
+        let two = git(d, &["rev-parse", "HEAD:r"]);
+        let store = Store::open(d).unwrap();
+        let id = |s: &str| ObjectId::from_hex(s.as_bytes()).unwrap();
+        let at = |rev: &str| Some(id(&git(d, &["rev-parse", rev])));
+        let got = store
+            .changed_entries(Some(id(&one)), Some(id(&two)))
+            .unwrap();
+        let want = [
+            ("b", at("HEAD~1:r/b"), at("HEAD:r/b"), true),
+            ("b-c", at("HEAD~1:r/b-c"), None, false),
+            ("x", at("HEAD~1:r/x"), at("HEAD:r/x"), true),
+            ("y", None, at("HEAD:r/y"), false),
+        ];
+        let got: Vec<_> = got
+            .iter()
+            .map(|c| (c.name.as_str(), c.before, c.after, c.folder))
+            .collect();
+        assert_eq!(got, want);
+        // From nothing: every entry, as added.
+        let all = store.changed_entries(None, Some(id(&two))).unwrap();
+        let names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "b.d", "same", "x", "y"]);
+        assert!(all.iter().all(|c| c.before.is_none() && c.after.is_some()));
+        assert!(store
+            .changed_entries(Some(id(&two)), Some(id(&two)))
+            .unwrap()
+            .is_empty());
+    }
+}

@@ -1322,6 +1322,39 @@ fn kept_gate_facts_grow_by_one_line_per_new_tip() {
     assert_eq!(lines(&std::fs::read(&kept).unwrap()).len(), 2);
 }
 
+/// A round's kept part edited into a line the gate does not write (here more findings in the
+/// check paths than findings) makes the whole kept file ignored: the gate derives every round
+/// again, decides as from nothing kept and writes the file whole.
+#[test]
+fn a_kept_part_edited_by_hand_is_derived_again() {
+    let fx = Fixture::new("");
+    mixed_round(&fx);
+    fx.run("s", &[]).ok();
+    let kept = fx.repo.path().join(".git/spar/cache/facts/s.jsonl");
+    let gate = || fx.spar(&["gate", "s:code-1", "s:code-2"]);
+    let cold = gate();
+    assert_eq!(cold.code, 2, "{cold}");
+    let text = std::fs::read_to_string(&kept).unwrap();
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let written = lines[1]["rounds"]["code-2"].as_str().unwrap().to_string();
+    lines[1]["rounds"]["code-2"] = Value::from("- code h t 2 3 0");
+    let edited: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&kept, &edited).unwrap();
+    std::fs::remove_dir_all(fx.repo.path().join(".git/spar/cache/gate")).unwrap();
+    let again = gate();
+    assert_eq!((again.code, &again.stdout), (cold.code, &cold.stdout));
+    let now: Vec<Value> = std::fs::read_to_string(&kept)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(now.len(), 2, "written whole again");
+    assert_eq!(now[1]["rounds"]["code-2"], written.as_str());
+}
+
 /// A reviewer result handed to `git spar record` as a stream of 1 GiB is refused once 32 MiB
 /// have been read (memory stays bounded; nothing is recorded), and a result of the allowed
 /// size on the same stream still lands.
