@@ -538,7 +538,7 @@ struct Kept {
     /// The round names of the first-parent chain, in the order first written.
     chain: Vec<String>,
     /// Every commit whose history check is in `history`.
-    commits: Vec<String>,
+    commits: Vec<ObjectId>,
     history: Vec<String>,
     rounds: BTreeMap<String, Part>,
     lies: BTreeSet<String>,
@@ -568,15 +568,21 @@ struct Change {
     /// Names that joined the chain on top of `from`'s.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     chain_added: Vec<String>,
-    /// Commits checked by the history rule since `from`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    commits: Vec<String>,
+    /// Commits checked by the history rule since `from`, their ids in hex, one space between
+    /// two (one string, not a thousand).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    commits: String,
     /// The history check's findings, when they changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     history: Option<Vec<String>>,
-    /// What each round derived again contributes (None: the round is gone).
+    /// What each round derived again contributes, one line a round: its name, a space and
+    /// its part as [`Part::to_line`] writes it (one string: reading a thousand rounds is
+    /// splitting it, not building a map of a thousand entries first).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    parts: String,
+    /// The same for a round whose name holds a space or a line break, as a map; None: the
+    /// round is gone.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    /// Each as [`Part::to_line`] writes it.
     rounds: BTreeMap<String, Option<String>>,
     /// For each round derived again: whether its recorded facts lie.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -620,18 +626,43 @@ impl Kept {
                 self.chain.push(name);
             }
         }
-        self.commits.extend(c.commits);
+        for hex in c.commits.split(' ').filter(|h| !h.is_empty()) {
+            let Ok(id) = ObjectId::from_hex(hex.as_bytes()) else {
+                return false;
+            };
+            self.commits.push(id);
+        }
         if let Some(h) = c.history {
             self.history = h;
         }
-        for (name, f) in c.rounds {
-            match f {
-                Some(line) => match Part::from_line(&line) {
-                    Some(f) => self.rounds.insert(name, f),
-                    None => return false,
-                },
-                None => self.rounds.remove(&name),
+        let mut parts = Vec::new();
+        for line in c.parts.split('\n').filter(|l| !l.is_empty()) {
+            let Some(f) = line
+                .split_once(' ')
+                .and_then(|(n, p)| Some((n, Part::from_line(p)?)))
+            else {
+                return false;
             };
+            parts.push(f);
+        }
+        if self.rounds.is_empty() {
+            // The first change holds every round, in order: the map is built in one pass.
+            self.rounds = parts.into_iter().map(|(n, f)| (n.to_string(), f)).collect();
+        } else {
+            for (n, f) in parts {
+                self.rounds.insert(n.to_string(), f);
+            }
+        }
+        {
+            for (name, f) in c.rounds {
+                match f {
+                    Some(line) => match Part::from_line(&line) {
+                        Some(f) => self.rounds.insert(name, f),
+                        None => return false,
+                    },
+                    None => self.rounds.remove(&name),
+                };
+            }
         }
         for (name, lies) in c.lies {
             if lies {
@@ -647,21 +678,49 @@ impl Kept {
 
     /// Everything kept as one change from nothing, for a file written whole.
     fn whole(&self) -> Change {
-        Change {
+        let mut c = Change {
             from: String::new(),
             tip: self.tip.clone(),
             chain: Some(self.chain.clone()),
             chain_added: Vec::new(),
-            commits: self.commits.clone(),
+            commits: hex_list(&self.commits),
             history: Some(self.history.clone()),
-            rounds: self
-                .rounds
-                .iter()
-                .map(|(n, f)| (n.clone(), Some(f.to_line())))
-                .collect(),
+            parts: String::new(),
+            rounds: BTreeMap::new(),
             lies: self.lies.iter().map(|n| (n.clone(), true)).collect(),
+        };
+        for (n, f) in &self.rounds {
+            c.put(n, f);
         }
+        c
     }
+}
+
+impl Change {
+    /// Records round `name`'s part: a line of `parts`, or an entry of `rounds` for a name that
+    /// cannot be one.
+    fn put(&mut self, name: &str, part: &Part) {
+        if name.is_empty() || name.contains([' ', '\n', '\r']) {
+            self.rounds.insert(name.to_string(), Some(part.to_line()));
+            return;
+        }
+        self.parts.push_str(name);
+        self.parts.push(' ');
+        self.parts.push_str(&part.to_line());
+        self.parts.push('\n');
+    }
+}
+
+/// Commit ids in hex, one space between two.
+fn hex_list<'a>(ids: impl IntoIterator<Item = &'a ObjectId>) -> String {
+    let mut out = String::new();
+    for id in ids {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&id.to_string());
+    }
+    out
 }
 
 /// The kept facts of `series`, folded line by line; None when there are none, another build
@@ -831,11 +890,7 @@ fn update(
     };
     let round_of = |info: &store::CommitInfo| info.trailer("Spar-Round");
     let old_tip = ObjectId::from_hex(k.tip.as_bytes()).ok();
-    let known: HashSet<ObjectId> = k
-        .commits
-        .iter()
-        .filter_map(|c| ObjectId::from_hex(c.as_bytes()).ok())
-        .collect();
+    let known: HashSet<ObjectId> = k.commits.iter().copied().collect();
 
     // The commits not checked before: each against its parents (the history rule).
     let mut seen: HashSet<ObjectId> = HashSet::new();
@@ -867,8 +922,8 @@ fn update(
         change.history = Some(history.clone());
         k.history = history;
     }
-    change.commits = fresh.iter().map(|c| c.id.to_string()).collect();
-    k.commits.extend(change.commits.iter().cloned());
+    change.commits = hex_list(fresh.iter().map(|c| &c.id));
+    k.commits.extend(fresh.iter().map(|c| c.id));
 
     // The round names of the first-parent chain: those of the new commits on top of the old
     // tip's, or the whole chain read again when it does not run through the old tip.
@@ -943,7 +998,7 @@ fn update(
         }
         change.lies.insert(name.clone(), lie);
         let part = Part::of(&f, series, &name);
-        change.rounds.insert(name.clone(), Some(part.to_line()));
+        change.put(&name, &part);
         k.rounds.insert(name.clone(), part);
         derived.insert(name, f);
     }
@@ -1031,6 +1086,40 @@ mod tests {
             assert!(!line.contains('\n'));
             assert_eq!(Part::from_line(&line), Some(p), "{line}");
         }
+    }
+
+    /// Everything kept, written whole and read back, is what was kept: a round whose name
+    /// cannot be a line of `parts` (a space in it) included, and the commits checked.
+    #[test]
+    fn kept_facts_written_whole_read_back_the_same() {
+        let id = |c: char| ObjectId::from_hex(c.to_string().repeat(40).as_bytes()).unwrap();
+        let mut k = empty();
+        k.tip = id('a').to_string();
+        k.chain = vec!["code-1".into(), "odd name".into()];
+        k.commits = vec![id('a'), id('b')];
+        k.history = vec!["h".into()];
+        k.rounds.insert("code-1".into(), part());
+        let open = Part {
+            open: vec![("lint-F1".into(), "bug".into(), "a claim".into(), None)],
+            ..part()
+        };
+        k.rounds.insert("odd name".into(), open);
+        k.lies.insert("odd name".into());
+        let line = serde_json::to_string(&k.whole()).unwrap();
+        assert!(!line.contains('\n'));
+        assert!(line.contains("\"rounds\":{\"odd name\":"), "{line}");
+        assert!(line.contains("\"parts\":\"code-1 - code "), "{line}");
+        let mut back = empty();
+        assert!(back.apply(serde_json::from_str(&line).unwrap()));
+        assert_eq!(
+            (&back.tip, &back.chain, &back.commits, &back.history),
+            (&k.tip, &k.chain, &k.commits, &k.history)
+        );
+        assert_eq!((&back.rounds, &back.lies), (&k.rounds, &k.lies));
+        // A commit id that is not one voids the line.
+        let mut c: Change = serde_json::from_str(&line).unwrap();
+        c.commits.push_str(" xyz");
+        assert!(!empty().apply(c));
     }
 
     /// A line it does not write is no part: then the kept file is not used.

@@ -52,6 +52,9 @@ pub struct Store {
     /// files of one record (a gate over 1,000 rounds) looks each folder up once, not once per
     /// file by a linear scan.
     trees: std::cell::RefCell<HashMap<ObjectId, std::rc::Rc<TreeIndex>>>,
+    /// The entries that differ between two folders, by their ids (a gate compares the same
+    /// two `rounds/` folders for the history rule and for what to derive again).
+    diffs: std::cell::RefCell<HashMap<(Option<ObjectId>, Option<ObjectId>), Vec<ChangedEntry>>>,
     /// The zlib decoder loose objects are read with ([`loose`]), made on the first read.
     inflate: std::cell::RefCell<Option<gix::zlib::Inflate>>,
 }
@@ -194,6 +197,7 @@ impl Store {
             overrides: Default::default(),
             _shadow: None,
             trees: Default::default(),
+            diffs: Default::default(),
             inflate: Default::default(),
         }
     }

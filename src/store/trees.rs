@@ -366,6 +366,9 @@ impl Store {
         if a == b {
             return Ok(Vec::new());
         }
+        if let Some(known) = self.diffs.borrow().get(&(a, b)) {
+            return Ok(known.clone());
+        }
         let read = |t: Option<ObjectId>| -> Result<Vec<u8>> {
             match t {
                 None => Ok(Vec::new()),
@@ -450,6 +453,7 @@ impl Store {
                 _ => merged.push(c),
             }
         }
+        self.diffs.borrow_mut().insert((a, b), merged.clone());
         Ok(merged)
     }
 }
