@@ -54,10 +54,13 @@ pub struct Store {
     trees: std::cell::RefCell<HashMap<ObjectId, std::rc::Rc<TreeIndex>>>,
     /// The entries that differ between two folders, by their ids (a gate compares the same
     /// two `rounds/` folders for the history rule and for what to derive again).
-    diffs: std::cell::RefCell<HashMap<(Option<ObjectId>, Option<ObjectId>), Vec<ChangedEntry>>>,
+    diffs: std::cell::RefCell<HashMap<FolderPair, Vec<ChangedEntry>>>,
     /// The zlib decoder loose objects are read with ([`loose`]), made on the first read.
     inflate: std::cell::RefCell<Option<gix::zlib::Inflate>>,
 }
+
+/// Two folders compared (None: no folder).
+type FolderPair = (Option<ObjectId>, Option<ObjectId>);
 
 /// A tree's entries by name: the object id and whether it is a blob or a tree.
 type TreeIndex = HashMap<Vec<u8>, (ObjectId, EntryNature)>;

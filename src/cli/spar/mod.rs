@@ -417,7 +417,8 @@ fn quick_gate(args: &[OsString]) -> Option<GateArgs> {
         }
         *slot = Some(value.to_string());
     }
-    (!a.rounds.is_empty() && !(a.json && a.format.is_some())).then_some(a)
+    let conflicting = a.json && a.format.is_some();
+    (!a.rounds.is_empty() && !conflicting).then_some(a)
 }
 
 fn parse_args(args: Vec<OsString>) -> std::result::Result<SparCli, ExitCode> {
