@@ -14,8 +14,9 @@
 //!   `<common dir>/spar/cache/facts/<series>.jsonl` with the tip it holds for, the commits whose
 //!   history was checked and what that check found ([`super::record::replaced_in`]): not each
 //!   round's whole facts but its [`Part`] of the decision (a few dozen bytes for a round with
-//!   nothing open). The next gate derives only the rounds whose files changed between that tip
-//!   and the new one, checks only the commits not seen before, and appends what it learned as
+//!   nothing open, kept as one short line: [`Part::to_line`]). The next gate derives only the
+//!   rounds whose files changed between that tip and the new one (the two `rounds/` folders
+//!   walked side by side: a round whose folder id did not change is not looked into), checks only the commits not seen before, and appends what it learned as
 //!   one line: what it derives and writes grows with what was written since the last gate;
 //!   what remains per listed round is reading its small part and putting it in the decision.
 //!   A kept file that cannot be read, does not chain line to line, or was written by another
