@@ -933,6 +933,11 @@ fn gate_decisions_are_cached_by_series_tip_and_never_stale() {
     let after = gate();
     assert_eq!(after.code, 0, "{after}");
     assert_eq!(entries(), 2);
+    // A list is kept apart from every other, even one whose round name holds a line break.
+    let twice = fx.spar(&["gate", "s:code-1", "s:code-1"]);
+    assert_eq!(twice.code, 0, "{twice}");
+    let joined = fx.spar(&["gate", "s:code-1\ns:code-1"]);
+    assert_eq!(joined.code, 2, "{joined}");
     // --expect-head is part of the key: a different answer is not served from the entry above.
     let moved = fx.spar(&["gate", "s:code-1", "--expect-head", "HEAD~1"]);
     assert_eq!(moved.code, 2, "{moved}");

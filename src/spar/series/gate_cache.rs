@@ -33,14 +33,14 @@ impl GateCache {
         let mut series: Vec<&SeriesId> = targets.iter().map(|(s, _)| s).collect();
         series.sort();
         series.dedup();
-        // Each part ends in a newline, which none of them holds (series and round names are
-        // checked words, ids are hex, and a revision with a newline is hashed by its length).
+        // Each part ends in a newline; a part that may hold one (a round name is any text, a
+        // revision too) is preceded by its length, so two lists never hash alike.
         let mut key = Sha256::new();
         key.update(format!("{ENTRY_SCHEMA}\n{}\n", crate::BUILD_ID));
         for s in series {
             let tip = record::series_tip(store, s).ok()?;
             let tip = tip.map(|t| t.to_string()).unwrap_or_default();
-            key.update(format!("tip {s} {tip}\n"));
+            key.update(format!("tip {} {s} {tip}\n", s.len()));
         }
         match expect {
             None => key.update("expect none\n"),
@@ -55,8 +55,7 @@ impl GateCache {
         let mut rounds = Vec::with_capacity(targets.len());
         for (s, r) in targets {
             let listed = format!("{s}:{r}");
-            key.update(listed.as_bytes());
-            key.update(b"\n");
+            key.update(format!("{} {listed}\n", listed.len()));
             rounds.push(listed);
         }
         let digest = format!("{:x}", key.finalize());
