@@ -14,8 +14,9 @@
 //!   `<common dir>/spar/cache/facts/<series>.jsonl` with the tip it holds for, the commits whose
 //!   history was checked and what that check found ([`super::record::replaced_in`]): not each
 //!   round's whole facts but its [`Part`] of the decision (a few dozen bytes for a round with
-//!   nothing open). The next gate derives only the rounds whose files changed between that tip
-//!   and the new one, checks only the commits not seen before, and appends what it learned as
+//!   nothing open, kept as one short line: [`Part::to_line`]). The next gate derives only the
+//!   rounds whose files changed between that tip and the new one (the two `rounds/` folders
+//!   walked side by side: a round whose folder id did not change is not looked into), checks only the commits not seen before, and appends what it learned as
 //!   one line: what it derives and writes grows with what was written since the last gate;
 //!   what remains per listed round is reading its small part and putting it in the decision.
 //!   A kept file that cannot be read, does not chain line to line, or was written by another
@@ -253,6 +254,121 @@ impl Part {
     }
 }
 
+impl Part {
+    /// The part as one short line: `<flags> <stage> <head> <started_at> <findings>
+    /// <in_check_paths> <auto_deferred>`, the flags `-` or some of `e` (elsewhere), `d` (dry
+    /// run), `s` (stopped). A part with anything more to say (an error, a reviewer not done, a
+    /// finding left open, a standpoint uncovered) or a field that is not one plain word is
+    /// written as its JSON object instead; those are the few rounds that block. Reading a
+    /// round's part back is then splitting one line, not parsing an object of named fields.
+    pub fn to_line(&self) -> String {
+        let word = |s: &str| {
+            !s.bytes()
+                .any(|b| b == b' ' || b == b'"' || b == b'\\' || b < 0x20 || b == 0x7f)
+        };
+        let compact = self.round_error.is_none()
+            && self.findings_error.is_none()
+            && self.standpoints_uncovered.is_empty()
+            && self.waivers_error.is_none()
+            && self.unwaived.is_empty()
+            && self.ledger_error.is_none()
+            && self.open.is_empty()
+            && word(&self.stage)
+            && word(&self.head)
+            && word(&self.started_at);
+        if !compact {
+            return serde_json::to_string(self).unwrap_or_default();
+        }
+        let mut flags = String::new();
+        for (on, c) in [
+            (self.elsewhere, 'e'),
+            (self.dry_run, 'd'),
+            (self.stopped, 's'),
+        ] {
+            if on {
+                flags.push(c);
+            }
+        }
+        if flags.is_empty() {
+            flags.push('-');
+        }
+        format!(
+            "{flags} {} {} {} {} {} {}",
+            self.stage,
+            self.head,
+            self.started_at,
+            self.findings,
+            self.in_check_paths,
+            self.auto_deferred
+        )
+    }
+
+    /// A part as [`Part::to_line`] wrote it; None when the line is not one it writes (more
+    /// findings in the check paths than findings, too).
+    pub fn from_line(line: &str) -> Option<Part> {
+        let p = if line.starts_with('{') {
+            serde_json::from_str::<Part>(line).ok()?
+        } else {
+            let mut f = line.split(' ');
+            let flags = f.next()?;
+            let (mut elsewhere, mut dry_run, mut stopped) = (false, false, false);
+            if flags != "-" {
+                if flags.is_empty() {
+                    return None;
+                }
+                for c in flags.bytes() {
+                    let on = match c {
+                        b'e' => &mut elsewhere,
+                        b'd' => &mut dry_run,
+                        b's' => &mut stopped,
+                        _ => return None,
+                    };
+                    if *on {
+                        return None;
+                    }
+                    *on = true;
+                }
+            }
+            let (stage, head, started_at) = (f.next()?, f.next()?, f.next()?);
+            let number = |x: Option<&str>| -> Option<u64> {
+                let x = x?;
+                // Written as u64 writes it: digits, no sign, no leading zero.
+                if x.is_empty()
+                    || !x.bytes().all(|b| b.is_ascii_digit())
+                    || (x.len() > 1 && x.starts_with('0'))
+                {
+                    return None;
+                }
+                x.parse().ok()
+            };
+            let (findings, in_check_paths, auto_deferred) =
+                (number(f.next())?, number(f.next())?, number(f.next())?);
+            if f.next().is_some() {
+                return None;
+            }
+            Part {
+                round_error: None,
+                elsewhere,
+                dry_run,
+                stopped,
+                findings_error: None,
+                stage: stage.to_string(),
+                head: head.to_string(),
+                started_at: started_at.to_string(),
+                findings,
+                in_check_paths,
+                auto_deferred,
+                standpoints_uncovered: Vec::new(),
+                waivers_error: None,
+                unwaived: Vec::new(),
+                ledger_error: None,
+                open: Vec::new(),
+            }
+        };
+        (p.in_check_paths <= p.findings && p.auto_deferred <= p.findings).then_some(p)
+    }
+}
+
 /// One input of [`derive`]: its file name, its blob id (None: absent) and its bytes when they
 /// are at hand already.
 pub type Input<'a> = (&'a str, Option<ObjectId>, Option<&'a [u8]>);
@@ -375,13 +491,25 @@ pub fn derive_in_tree(
     tree: ObjectId,
     folder: &str,
 ) -> Result<RoundFacts> {
+    let at = store.folder_at(tree, &format!("rounds/{folder}"))?;
+    derive_in_folder(store, series, at, folder)
+}
+
+/// Derives the facts of the round named `folder` from its folder's tree `at` (None: no such
+/// folder, so no inputs).
+pub fn derive_in_folder(
+    store: &Store,
+    series: &str,
+    at: Option<ObjectId>,
+    folder: &str,
+) -> Result<RoundFacts> {
     let mut inputs = Vec::new();
     for name in INPUTS {
-        inputs.push((
-            name,
-            store.file_at(tree, &format!("rounds/{folder}/{name}"))?,
-            None,
-        ));
+        let id = match at {
+            Some(at) => store.file_at(at, name)?,
+            None => None,
+        };
+        inputs.push((name, id, None));
     }
     derive(store, series, folder, &inputs)
 }
@@ -411,7 +539,7 @@ struct Kept {
     /// The round names of the first-parent chain, in the order first written.
     chain: Vec<String>,
     /// Every commit whose history check is in `history`.
-    commits: Vec<String>,
+    commits: Vec<ObjectId>,
     history: Vec<String>,
     rounds: BTreeMap<String, Part>,
     lies: BTreeSet<String>,
@@ -441,21 +569,28 @@ struct Change {
     /// Names that joined the chain on top of `from`'s.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     chain_added: Vec<String>,
-    /// Commits checked by the history rule since `from`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    commits: Vec<String>,
+    /// Commits checked by the history rule since `from`, their ids in hex, one space between
+    /// two (one string, not a thousand).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    commits: String,
     /// The history check's findings, when they changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     history: Option<Vec<String>>,
-    /// What each round derived again contributes (None: the round is gone).
+    /// What each round derived again contributes, one line a round: its name, a space and
+    /// its part as [`Part::to_line`] writes it (one string: reading a thousand rounds is
+    /// splitting it, not building a map of a thousand entries first).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    parts: String,
+    /// The same for a round whose name holds a space or a line break, as a map; None: the
+    /// round is gone.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    rounds: BTreeMap<String, Option<Part>>,
+    rounds: BTreeMap<String, Option<String>>,
     /// For each round derived again: whether its recorded facts lie.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     lies: BTreeMap<String, bool>,
 }
 
-const KEPT_SCHEMA: &str = "spar-gate-facts-kept/3";
+const KEPT_SCHEMA: &str = "spar-gate-facts-kept/4";
 
 fn kept_path(store: &Store, series: &str) -> PathBuf {
     store
@@ -478,7 +613,8 @@ fn empty() -> Kept {
 
 impl Kept {
     /// Applies one change; false when it does not start from the tip folded so far (two gates
-    /// appended changes from the same tip, or the file was edited): then nothing kept is used.
+    /// appended changes from the same tip, or the file was edited) or a round's part cannot be
+    /// read: then nothing kept is used.
     fn apply(&mut self, c: Change) -> bool {
         if c.from != self.tip {
             return false;
@@ -491,15 +627,43 @@ impl Kept {
                 self.chain.push(name);
             }
         }
-        self.commits.extend(c.commits);
+        for hex in c.commits.split(' ').filter(|h| !h.is_empty()) {
+            let Ok(id) = ObjectId::from_hex(hex.as_bytes()) else {
+                return false;
+            };
+            self.commits.push(id);
+        }
         if let Some(h) = c.history {
             self.history = h;
         }
-        for (name, f) in c.rounds {
-            match f {
-                Some(f) => self.rounds.insert(name, f),
-                None => self.rounds.remove(&name),
+        let mut parts = Vec::new();
+        for line in c.parts.split('\n').filter(|l| !l.is_empty()) {
+            let Some(f) = line
+                .split_once(' ')
+                .and_then(|(n, p)| Some((n, Part::from_line(p)?)))
+            else {
+                return false;
             };
+            parts.push(f);
+        }
+        if self.rounds.is_empty() {
+            // The first change holds every round, in order: the map is built in one pass.
+            self.rounds = parts.into_iter().map(|(n, f)| (n.to_string(), f)).collect();
+        } else {
+            for (n, f) in parts {
+                self.rounds.insert(n.to_string(), f);
+            }
+        }
+        {
+            for (name, f) in c.rounds {
+                match f {
+                    Some(line) => match Part::from_line(&line) {
+                        Some(f) => self.rounds.insert(name, f),
+                        None => return false,
+                    },
+                    None => self.rounds.remove(&name),
+                };
+            }
         }
         for (name, lies) in c.lies {
             if lies {
@@ -515,21 +679,49 @@ impl Kept {
 
     /// Everything kept as one change from nothing, for a file written whole.
     fn whole(&self) -> Change {
-        Change {
+        let mut c = Change {
             from: String::new(),
             tip: self.tip.clone(),
             chain: Some(self.chain.clone()),
             chain_added: Vec::new(),
-            commits: self.commits.clone(),
+            commits: hex_list(&self.commits),
             history: Some(self.history.clone()),
-            rounds: self
-                .rounds
-                .iter()
-                .map(|(n, f)| (n.clone(), Some(f.clone())))
-                .collect(),
+            parts: String::new(),
+            rounds: BTreeMap::new(),
             lies: self.lies.iter().map(|n| (n.clone(), true)).collect(),
+        };
+        for (n, f) in &self.rounds {
+            c.put(n, f);
         }
+        c
     }
+}
+
+impl Change {
+    /// Records round `name`'s part: a line of `parts`, or an entry of `rounds` for a name that
+    /// cannot be one.
+    fn put(&mut self, name: &str, part: &Part) {
+        if name.is_empty() || name.contains([' ', '\n', '\r']) {
+            self.rounds.insert(name.to_string(), Some(part.to_line()));
+            return;
+        }
+        self.parts.push_str(name);
+        self.parts.push(' ');
+        self.parts.push_str(&part.to_line());
+        self.parts.push('\n');
+    }
+}
+
+/// Commit ids in hex, one space between two.
+fn hex_list<'a>(ids: impl IntoIterator<Item = &'a ObjectId>) -> String {
+    let mut out = String::new();
+    for id in ids {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&id.to_string());
+    }
+    out
 }
 
 /// The kept facts of `series`, folded line by line; None when there are none, another build
@@ -638,10 +830,10 @@ fn lie_reason(series: &str, round: &str) -> String {
     )
 }
 
-/// Whether the facts recorded in the tree for this round contradict the derived ones: they
-/// name the same inputs but say something else (or cannot be read at all).
-fn lies(store: &Store, tree: ObjectId, folder: &str, derived: &RoundFacts) -> Result<bool> {
-    let Some(id) = store.file_at(tree, &format!("rounds/{folder}/{FACTS_FILE}"))? else {
+/// Whether the facts recorded in the round's folder (the tree `folder`) contradict the derived
+/// ones: they name the same inputs but say something else (or cannot be read at all).
+fn lies(store: &Store, folder: ObjectId, derived: &RoundFacts) -> Result<bool> {
+    let Some(id) = store.file_at(folder, FACTS_FILE)? else {
         return Ok(false);
     };
     let Ok(recorded) = serde_json::from_slice::<RoundFacts>(&store.blob(id)?) else {
@@ -699,11 +891,7 @@ fn update(
     };
     let round_of = |info: &store::CommitInfo| info.trailer("Spar-Round");
     let old_tip = ObjectId::from_hex(k.tip.as_bytes()).ok();
-    let known: HashSet<ObjectId> = k
-        .commits
-        .iter()
-        .filter_map(|c| ObjectId::from_hex(c.as_bytes()).ok())
-        .collect();
+    let known: HashSet<ObjectId> = k.commits.iter().copied().collect();
 
     // The commits not checked before: each against its parents (the history rule).
     let mut seen: HashSet<ObjectId> = HashSet::new();
@@ -735,8 +923,8 @@ fn update(
         change.history = Some(history.clone());
         k.history = history;
     }
-    change.commits = fresh.iter().map(|c| c.id.to_string()).collect();
-    k.commits.extend(change.commits.iter().cloned());
+    change.commits = hex_list(fresh.iter().map(|c| &c.id));
+    k.commits.extend(fresh.iter().map(|c| c.id));
 
     // The round names of the first-parent chain: those of the new commits on top of the old
     // tip's, or the whole chain read again when it does not run through the old tip.
@@ -782,35 +970,36 @@ fn update(
     }
 
     // The rounds whose files changed since the old tip are derived again.
+    // The two `rounds/` folders are compared entry by entry; a round whose folder id did not
+    // change is not looked into.
     let tree = store.tree_of(tip)?;
     let rounds_now = store.folder_at(tree, "rounds")?;
-    let present: BTreeSet<String> = match rounds_now {
-        Some(r) => store.folder_names(r)?.into_iter().collect(),
-        None => BTreeSet::new(),
+    let before = match old_tip {
+        Some(old) => store.folder_at(store.tree_of(old)?, "rounds")?,
+        None => None,
     };
-    let changed: Vec<String> = match old_tip {
-        Some(old) => {
-            let before = store.folder_at(store.tree_of(old)?, "rounds")?;
-            store.differing_entries(before, rounds_now)?
-        }
-        None => present.iter().cloned().collect(),
-    };
-    for name in changed {
+    for entry in store.changed_entries(before, rounds_now)? {
+        let name = entry.name;
         k.lies.remove(&name);
-        if !present.contains(&name) {
+        let Some(folder) = entry.after else {
             k.rounds.remove(&name);
             change.rounds.insert(name.clone(), None);
             change.lies.insert(name, false);
             continue;
-        }
-        let f = derive_in_tree(store, series, tree, &name)?;
-        let lie = lies(store, tree, &name, &f)?;
+        };
+        // A file where a round's folder should be has no inputs: it cannot be read.
+        let folder = entry.folder.then_some(folder);
+        let f = derive_in_folder(store, series, folder, &name)?;
+        let lie = match folder {
+            Some(folder) => lies(store, folder, &f)?,
+            None => false,
+        };
         if lie {
             k.lies.insert(name.clone());
         }
         change.lies.insert(name.clone(), lie);
         let part = Part::of(&f, series, &name);
-        change.rounds.insert(name.clone(), Some(part.clone()));
+        change.put(&name, &part);
         k.rounds.insert(name.clone(), part);
         derived.insert(name, f);
     }
@@ -830,9 +1019,128 @@ pub fn lies_at(store: &Store, series: &str, tip: ObjectId) -> Result<Vec<String>
     let mut out = Vec::new();
     for name in store.folder_names(rounds)? {
         let derived = derive_in_tree(store, series, tree, &name)?;
-        if lies(store, tree, &name, &derived)? {
+        let Some(folder) = store.folder_at(rounds, &name)? else {
+            continue;
+        };
+        if lies(store, folder, &derived)? {
             out.push(lie_reason(series, &name));
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part() -> Part {
+        Part {
+            round_error: None,
+            elsewhere: false,
+            dry_run: false,
+            stopped: false,
+            findings_error: None,
+            stage: "code".into(),
+            head: "0123abcd".into(),
+            started_at: "2026-12-02T12:00:00Z".into(),
+            findings: 20,
+            in_check_paths: 3,
+            auto_deferred: 1,
+            standpoints_uncovered: Vec::new(),
+            waivers_error: None,
+            unwaived: Vec::new(),
+            ledger_error: None,
+            open: Vec::new(),
+        }
+    }
+
+    /// A part reads back as it was written, as a short line when it has nothing more to say
+    /// and as its JSON object when it does or a field is not one plain word.
+    #[test]
+    fn a_part_reads_back_from_its_line() {
+        let plain = part();
+        assert_eq!(
+            plain.to_line(),
+            "- code 0123abcd 2026-12-02T12:00:00Z 20 3 1"
+        );
+        let flagged = Part {
+            dry_run: true,
+            stopped: true,
+            stage: String::new(),
+            ..part()
+        };
+        assert_eq!(
+            flagged.to_line(),
+            "ds  0123abcd 2026-12-02T12:00:00Z 20 3 1"
+        );
+        let open = Part {
+            open: vec![("lint-F1".into(), "bug".into(), "a claim".into(), None)],
+            unwaived: vec![("lint".into(), "failed".into())],
+            ..part()
+        };
+        let spaced = Part {
+            stage: "co de".into(),
+            ..part()
+        };
+        for p in [plain, flagged, open, spaced] {
+            let line = p.to_line();
+            assert!(!line.contains('\n'));
+            assert_eq!(Part::from_line(&line), Some(p), "{line}");
+        }
+    }
+
+    /// Everything kept, written whole and read back, is what was kept: a round whose name
+    /// cannot be a line of `parts` (a space in it) included, and the commits checked.
+    #[test]
+    fn kept_facts_written_whole_read_back_the_same() {
+        let id = |c: char| ObjectId::from_hex(c.to_string().repeat(40).as_bytes()).unwrap();
+        let mut k = empty();
+        k.tip = id('a').to_string();
+        k.chain = vec!["code-1".into(), "odd name".into()];
+        k.commits = vec![id('a'), id('b')];
+        k.history = vec!["h".into()];
+        k.rounds.insert("code-1".into(), part());
+        let open = Part {
+            open: vec![("lint-F1".into(), "bug".into(), "a claim".into(), None)],
+            ..part()
+        };
+        k.rounds.insert("odd name".into(), open);
+        k.lies.insert("odd name".into());
+        let line = serde_json::to_string(&k.whole()).unwrap();
+        assert!(!line.contains('\n'));
+        assert!(line.contains("\"rounds\":{\"odd name\":"), "{line}");
+        assert!(line.contains("\"parts\":\"code-1 - code "), "{line}");
+        let mut back = empty();
+        assert!(back.apply(serde_json::from_str(&line).unwrap()));
+        assert_eq!(
+            (&back.tip, &back.chain, &back.commits, &back.history),
+            (&k.tip, &k.chain, &k.commits, &k.history)
+        );
+        assert_eq!((&back.rounds, &back.lies), (&k.rounds, &k.lies));
+        // A commit id that is not one voids the line.
+        let mut c: Change = serde_json::from_str(&line).unwrap();
+        c.commits.push_str(" xyz");
+        assert!(!empty().apply(c));
+    }
+
+    /// A line it does not write is no part: then the kept file is not used.
+    #[test]
+    fn a_line_it_does_not_write_is_no_part() {
+        for line in [
+            "",
+            "- code h t 20 3",
+            "- code h t 20 3 1 9",
+            "x code h t 20 3 1",
+            "dd code h t 20 3 1",
+            " code h t 20 3 1",
+            "- code h t 020 3 1",
+            "- code h t -1 0 0",
+            "- code h t twenty 3 1",
+            "- code h t 2 3 0",
+            "- code h t 2 0 3",
+            "{\"stage\": 1}",
+        ] {
+            assert_eq!(Part::from_line(line), None, "{line:?}");
+        }
+    }
 }

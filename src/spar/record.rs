@@ -490,11 +490,17 @@ pub fn replaced_in(
 ) -> Result<()> {
     for parent in &info.parents {
         let ptree = store.tree_of(*parent)?;
-        let touched = store.differing_entries(
+        let touched = store.changed_entries(
             store.folder_at(ptree, "rounds")?,
             store.folder_at(info.tree, "rounds")?,
         )?;
-        for name in touched {
+        for entry in touched {
+            // A round the parent did not have replaces nothing (the common case: a new round,
+            // decided without reading the parent's other rounds).
+            if entry.before.is_none() {
+                continue;
+            }
+            let name = entry.name;
             let same_blobs = |file: &str| -> Result<bool> {
                 let path = format!("rounds/{name}/{file}");
                 Ok(store.file_at(ptree, &path)? == store.file_at(info.tree, &path)?)

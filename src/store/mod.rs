@@ -25,6 +25,7 @@ pub use lock::{Lock, LockName};
 pub use porcelain::temp_repo;
 pub use porcelain::RemoteOutcome;
 pub use refdb::LeftLock;
+pub use trees::ChangedEntry;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -51,12 +52,18 @@ pub struct Store {
     /// files of one record (a gate over 1,000 rounds) looks each folder up once, not once per
     /// file by a linear scan.
     trees: std::cell::RefCell<HashMap<ObjectId, std::rc::Rc<TreeIndex>>>,
+    /// The entries that differ between two folders, by their ids (a gate compares the same
+    /// two `rounds/` folders for the history rule and for what to derive again).
+    diffs: std::cell::RefCell<HashMap<FolderPair, Vec<ChangedEntry>>>,
     /// The zlib decoder loose objects are read with ([`loose`]), made on the first read.
     inflate: std::cell::RefCell<Option<gix::zlib::Inflate>>,
     /// Set once a loose look-up missed ([`loose`]): the read went on to gix's whole store,
     /// whose pack indexes are open from then on, so later reads ask them first.
     packs_first: std::cell::Cell<bool>,
 }
+
+/// Two folders compared (None: no folder).
+type FolderPair = (Option<ObjectId>, Option<ObjectId>);
 
 /// A tree's entries by name: the object id and whether it is a blob or a tree.
 type TreeIndex = HashMap<Vec<u8>, (ObjectId, EntryNature)>;
@@ -196,6 +203,7 @@ impl Store {
             overrides: Default::default(),
             _shadow: None,
             trees: Default::default(),
+            diffs: Default::default(),
             inflate: Default::default(),
             packs_first: Default::default(),
         }

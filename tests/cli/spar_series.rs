@@ -899,7 +899,27 @@ fn gate_decisions_are_cached_by_series_tip_and_never_stale() {
     assert_eq!((again.code, doc(&again)), (2, doc(&cold)));
     assert!(std::fs::read_to_string(&entry)
         .unwrap()
-        .contains("\"passed\""));
+        .starts_with("spar-gate-kept/2\t0\t"));
+
+    // So is an entry whose lines were edited into something it does not write: a count that
+    // is no number, a line of an unknown kind, a passing verdict with reasons left.
+    let kept = std::fs::read_to_string(&entry).unwrap();
+    let edits = [
+        kept.replacen(
+            "growth\ts\tcode-1\tcode\t",
+            "growth\ts\tcode-1\tcode\tmany\t",
+            1,
+        ),
+        format!("{kept}what\tever\n"),
+        kept.replacen("spar-gate-kept/2\t0\t", "spar-gate-kept/2\t1\t", 1),
+    ];
+    for edited in edits {
+        assert_ne!(edited, kept);
+        std::fs::write(&entry, &edited).unwrap();
+        let again = gate();
+        assert_eq!((again.code, doc(&again)), (2, doc(&cold)), "{edited}");
+        assert_eq!(std::fs::read_to_string(&entry).unwrap(), kept);
+    }
 
     // Triage moves the series tip: the next gate decides anew and passes.
     let t = |args: &[&str]| {
@@ -913,6 +933,11 @@ fn gate_decisions_are_cached_by_series_tip_and_never_stale() {
     let after = gate();
     assert_eq!(after.code, 0, "{after}");
     assert_eq!(entries(), 2);
+    // A list is kept apart from every other, even one whose round name holds a line break.
+    let twice = fx.spar(&["gate", "s:code-1", "s:code-1"]);
+    assert_eq!(twice.code, 0, "{twice}");
+    let joined = fx.spar(&["gate", "s:code-1\ns:code-1"]);
+    assert_eq!(joined.code, 2, "{joined}");
     // --expect-head is part of the key: a different answer is not served from the entry above.
     let moved = fx.spar(&["gate", "s:code-1", "--expect-head", "HEAD~1"]);
     assert_eq!(moved.code, 2, "{moved}");
@@ -1216,6 +1241,16 @@ fn the_replaced_result_rule_holds_across_kept_facts() {
     assert!(!back.stdout.contains("replaces"), "{back}");
 }
 
+/// The rounds whose parts a kept line holds (one line of its `parts` each: name, part).
+fn part_names(line: &Value) -> Vec<String> {
+    line["parts"]
+        .as_str()
+        .unwrap_or("")
+        .lines()
+        .map(|l| l.split_once(' ').unwrap().0.to_string())
+        .collect()
+}
+
 /// What the gate keeps of a series grows by one line per new tip, naming only what changed
 /// since the tip it started from; a line that does not follow the one before (two gates that
 /// started from the same tip, or an edit) makes the whole file ignored and written again, and
@@ -1238,9 +1273,9 @@ fn kept_gate_facts_grow_by_one_line_per_new_tip() {
     let whole = std::fs::read(&kept).unwrap();
     let first = lines(&whole);
     assert_eq!(first.len(), 2, "a header and everything as one change");
-    assert_eq!(first[0]["schema"], "spar-gate-facts-kept/3");
+    assert_eq!(first[0]["schema"], "spar-gate-facts-kept/4");
     assert_eq!(first[1]["from"], "");
-    assert_eq!(first[1]["rounds"].as_object().unwrap().len(), 2);
+    assert_eq!(part_names(&first[1]), ["code-1", "code-2"]);
 
     let before = fx.tip("s");
     fx.spar(&[
@@ -1265,7 +1300,7 @@ fn kept_gate_facts_grow_by_one_line_per_new_tip() {
     assert_eq!(now.len(), 3, "one line more");
     assert_eq!(now[2]["from"], before.as_str());
     assert_eq!(now[2]["tip"], fx.tip("s").as_str());
-    let changed: Vec<&String> = now[2]["rounds"].as_object().unwrap().keys().collect();
+    let changed = part_names(&now[2]);
     assert_eq!(
         changed,
         ["code-2"],
@@ -1300,6 +1335,41 @@ fn kept_gate_facts_grow_by_one_line_per_new_tip() {
         g.stdout.replace(char::is_numeric, "")
     );
     assert_eq!(lines(&std::fs::read(&kept).unwrap()).len(), 2);
+}
+
+/// A round's kept part edited into a line the gate does not write (here more findings in the
+/// check paths than findings) makes the whole kept file ignored: the gate derives every round
+/// again, decides as from nothing kept and writes the file whole.
+#[test]
+fn a_kept_part_edited_by_hand_is_derived_again() {
+    let fx = Fixture::new("");
+    mixed_round(&fx);
+    fx.run("s", &[]).ok();
+    let kept = fx.repo.path().join(".git/spar/cache/facts/s.jsonl");
+    let gate = || fx.spar(&["gate", "s:code-1", "s:code-2"]);
+    let cold = gate();
+    assert_eq!(cold.code, 2, "{cold}");
+    let text = std::fs::read_to_string(&kept).unwrap();
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let written = lines[1]["parts"].as_str().unwrap().to_string();
+    let (one, two) = written.split_once("\ncode-2 ").unwrap();
+    assert!(!two.trim_end().contains('\n'), "{written}");
+    lines[1]["parts"] = Value::from(format!("{one}\ncode-2 - code h t 2 3 0\n"));
+    let edited: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&kept, &edited).unwrap();
+    std::fs::remove_dir_all(fx.repo.path().join(".git/spar/cache/gate")).unwrap();
+    let again = gate();
+    assert_eq!((again.code, &again.stdout), (cold.code, &cold.stdout));
+    let now: Vec<Value> = std::fs::read_to_string(&kept)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(now.len(), 2, "written whole again");
+    assert_eq!(now[1]["parts"], written.as_str());
 }
 
 /// A reviewer result handed to `git spar record` as a stream of 1 GiB is refused once 32 MiB

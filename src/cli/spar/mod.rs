@@ -352,8 +352,94 @@ pub fn command() -> clap::Command {
     <SparCli as clap::CommandFactory>::command()
 }
 
+/// The hot path: `git spar gate` runs on every push, over every round of a series, and
+/// building clap's whole command tree for it cost more than deciding a kept gate, so it is
+/// parsed by a command that holds only it (as `git rails gate` is). The test
+/// `the_gate_parses_and_helps_as_in_the_full_command` holds its help and parsing equal.
+#[derive(Debug, Parser)]
+#[command(name = "git-spar", bin_name = "git spar", version)]
+struct HotCli {
+    #[command(subcommand)]
+    command: HotCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum HotCommand {
+    /// Decide whether the reviewed change may go on: passed (0) or blocked (2) with every reason
+    Gate(GateArgs),
+}
+
+/// `git spar gate` in its common shapes (rounds, `--json`, `--format`, `--expect-head`, `--out`,
+/// each option at most once, no value that starts with `-`) read without clap, whose handling
+/// of each of a thousand round arguments cost more than the rest of a kept gate; None for any
+/// other shape, which clap then parses (and explains, when it is wrong).
+fn quick_gate(args: &[OsString]) -> Option<GateArgs> {
+    let mut a = GateArgs {
+        rounds: Vec::with_capacity(args.len().saturating_sub(2)),
+        expect_head: None,
+        out: None,
+        json: false,
+        format: None,
+    };
+    let mut rest = args.get(2..)?.iter();
+    while let Some(arg) = rest.next() {
+        let arg = arg.to_str()?;
+        if !arg.starts_with('-') {
+            a.rounds.push(arg.to_string());
+            continue;
+        }
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (arg, None),
+        };
+        if name == "--json" && inline.is_none() && !a.json {
+            a.json = true;
+            continue;
+        }
+        let value = match inline {
+            Some(v) => v,
+            None => rest.next()?.to_str()?,
+        };
+        if value.is_empty() || value.starts_with('-') {
+            return None;
+        }
+        let slot = match name {
+            "--format" => &mut a.format,
+            "--expect-head" => &mut a.expect_head,
+            "--out" if a.out.is_none() => {
+                a.out = Some(PathBuf::from(value));
+                continue;
+            }
+            _ => return None,
+        };
+        if slot.is_some() {
+            return None;
+        }
+        *slot = Some(value.to_string());
+    }
+    let conflicting = a.json && a.format.is_some();
+    (!a.rounds.is_empty() && !conflicting).then_some(a)
+}
+
+fn parse_args(args: Vec<OsString>) -> std::result::Result<SparCli, ExitCode> {
+    if args.get(1).and_then(|a| a.to_str()) == Some("gate") {
+        if let Some(a) = quick_gate(&args) {
+            return Ok(SparCli {
+                command: SparCommand::Gate(a),
+            });
+        }
+        let cli = super::parse::<HotCli>(args)?;
+        return Ok(SparCli {
+            command: match cli.command {
+                HotCommand::Gate(a) => SparCommand::Gate(a),
+            },
+        });
+    }
+    parse(args)
+}
+
 pub fn main() -> ExitCode {
-    let cli = match parse(std::env::args_os()) {
+    let cli = match parse_args(std::env::args_os().collect()) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -489,4 +575,94 @@ fn output_format(format: Option<&str>, json: bool, allowed: &[&str]) -> Result<S
         )));
     }
     Ok(f.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn help_of(mut cmd: clap::Command, path: &[&str]) -> String {
+        cmd.build();
+        let mut c = &mut cmd;
+        for name in path {
+            c = c.find_subcommand_mut(name).unwrap();
+        }
+        c.render_long_help().to_string()
+    }
+
+    #[test]
+    fn the_gate_parses_and_helps_as_in_the_full_command() {
+        assert_eq!(
+            help_of(HotCli::command(), &["gate"]),
+            help_of(SparCli::command(), &["gate"])
+        );
+        let argv = |a: &[&str]| a.iter().map(OsString::from).collect::<Vec<_>>();
+        for line in [
+            &["git-spar", "gate", "s:code-1", "s:code-2"][..],
+            &[
+                "git-spar",
+                "gate",
+                "s:code-1",
+                "--expect-head",
+                "-x",
+                "--json",
+            ],
+            &[
+                "git-spar", "gate", "s:code-1", "--out", "f", "--format", "sarif",
+            ],
+            &["git-spar", "gate", "--json", "s:code-1", "t:code-2"],
+            &[
+                "git-spar",
+                "gate",
+                "s:code-1",
+                "--expect-head=HEAD~1",
+                "--out=x/y",
+            ],
+            &[
+                "git-spar",
+                "gate",
+                "s:code-1",
+                "--expect-head",
+                "HEAD",
+                "--format=json",
+            ],
+            &[
+                "git-spar", "gate", "s:code-1", "--format", "markdown", "s:code-2",
+            ],
+        ] {
+            let fast = format!("{:?}", parse_args(argv(line)).unwrap());
+            let full = format!("{:?}", parse(argv(line)).unwrap());
+            assert_eq!(fast, full, "{line:?}");
+            assert_eq!(quick_gate(&argv(line)).is_some(), !line.contains(&"-x"));
+        }
+        // Only the common shapes are read without clap; each of these is left to it.
+        for other in [
+            &["git-spar", "gate"][..],
+            &["git-spar", "gate", "s:code-1", "--expect-head", "-x"],
+            &["git-spar", "gate", "s:code-1", "--json", "--json"],
+            &["git-spar", "gate", "s:code-1", "--json", "--format", "json"],
+            &["git-spar", "gate", "s:code-1", "--out", "a", "--out", "b"],
+            &[
+                "git-spar", "gate", "s:code-1", "--format", "json", "--format", "text",
+            ],
+            &["git-spar", "gate", "s:code-1", "--out"],
+            &["git-spar", "gate", "s:code-1", "--out="],
+            &["git-spar", "gate", "s:code-1", "--json=yes"],
+            &["git-spar", "gate", "s:code-1", "--help"],
+            &["git-spar", "gate", "s:code-1", "-h"],
+            &["git-spar", "gate", "--", "s:code-1"],
+            &["git-spar", "gate", "s:code-1", "--bogus", "x"],
+        ] {
+            assert!(quick_gate(&argv(other)).is_none(), "{other:?}");
+        }
+        for wrong in [
+            &["git-spar", "gate"][..],
+            &["git-spar", "gate", "s:code-1", "--bogus"],
+            &["git-spar", "gate", "s:code-1", "--json", "--format", "text"],
+        ] {
+            let fast = HotCli::try_parse_from(argv(wrong)).unwrap_err();
+            let full = SparCli::try_parse_from(argv(wrong)).unwrap_err();
+            assert_eq!(fast.kind(), full.kind(), "{wrong:?}");
+        }
+    }
 }

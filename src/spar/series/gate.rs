@@ -22,7 +22,19 @@ pub fn gate_targets(given: &[String]) -> Result<Vec<(SeriesId, RoundName)>> {
     if given.is_empty() {
         return Err(no_rounds());
     }
-    given.iter().map(|t| parse_target(t)).collect()
+    // A list names one series over and over: its name is checked once.
+    let mut out: Vec<(SeriesId, RoundName)> = Vec::with_capacity(given.len());
+    for t in given {
+        let same = out.last().and_then(|(last, _)| {
+            let (s, r) = t.split_once(':')?;
+            (s == last.as_str() && !r.is_empty()).then(|| (last.clone(), RoundName::named(r)))
+        });
+        out.push(match same {
+            Some(target) => target,
+            None => parse_target(t)?,
+        });
+    }
+    Ok(out)
 }
 
 fn no_rounds() -> Error {
