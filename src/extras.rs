@@ -1,4 +1,4 @@
-//! `git-rails-extras`: the sibling executable that holds what the hooks never run.
+//! `rails-spar-extras`: the sibling executable that holds what the hooks never run.
 //!
 //! The hooks start `git-rails` on every commit and push, and issue 21 holds each binary to
 //! 10 MB. The MCP server (rmcp, a tokio runtime, schemars) and the `db_query` drivers (the
@@ -8,10 +8,10 @@
 //! the two calls here, and the linker leaves their code out of `git-rails` because nothing
 //! `git-rails` runs calls it in-process:
 //!
-//! - `git rails mcp …` becomes `git-rails-extras mcp …` ([`exec_mcp`]): the process is
+//! - `git rails mcp …` becomes `rails-spar-extras mcp …` ([`exec_mcp`]): the process is
 //!   replaced (Unix `exec`), so stdin/stdout stay the client's and the exit code is the
 //!   server's;
-//! - a `db_query` check is run by `git-rails-extras db-query <root>` with the spec as JSON on
+//! - a `db_query` check is run by `rails-spar-extras db-query <root>` with the spec as JSON on
 //!   its stdin (not in argv, where a postgres URL's password would show in `ps`), which prints
 //!   the check's outcome as JSON ([`run_db_query`]).
 //!
@@ -25,8 +25,9 @@ use std::process::{Command, Stdio};
 
 use crate::error::{Error, Result};
 
-/// The sibling's file name.
-pub const NAME: &str = "git-rails-extras";
+/// The sibling's file name. Not `git-…`: git lists every `git-<name>` on PATH as a subcommand,
+/// so `git rai<TAB>` would offer `rails-extras` beside `rails` (tests/cli/first_hour.rs).
+pub const NAME: &str = "rails-spar-extras";
 
 /// Where the sibling is: beside the running executable, whatever PATH or the repository says.
 /// A missing sibling is an internal error (a broken install) naming the path and the reinstall.
@@ -53,7 +54,7 @@ fn missing(sibling: &Path) -> Error {
     )
 }
 
-/// Replaces this process by `git-rails-extras <args>` (stdio inherited, so its exit code is
+/// Replaces this process by `rails-spar-extras <args>` (stdio inherited, so its exit code is
 /// the command's). Returns only when it could not be started.
 pub fn exec_mcp(args: Vec<std::ffi::OsString>) -> Result<std::convert::Infallible> {
     let sibling = path()?;

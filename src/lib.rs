@@ -9,7 +9,7 @@
 //! - [`sync`]: records that travel between clones (fetch, merge, push), and `doctor`.
 //! - [`report`]: the HTML reports and the gates as markdown.
 //! - [`process`]: running shell commands with timeouts that kill the whole process group.
-//! - [`extras`]: finding and starting `git-rails-extras`, the sibling executable that holds the
+//! - [`extras`]: finding and starting `rails-spar-extras`, the sibling executable that holds the
 //!   MCP server and the `db_query` drivers, so `git-rails` (the hooks' binary) stays small.
 //! - [`mcp`]: `git rails mcp`, the same tools for agents over the Model Context Protocol.
 //! - [`agent`]: `git rails agent setup|remove`, the agents' configuration files, and the

@@ -1,9 +1,9 @@
-//! `git-rails-extras`: the command line of the sibling executable (`crate::extras` says why it
+//! `rails-spar-extras`: the command line of the sibling executable (`crate::extras` says why it
 //! exists). Not meant to be run by hand; `git-rails` starts it two ways:
 //!
-//! - `git-rails-extras mcp [--repo PATH] [--log FILE]`: the arguments of `git rails mcp`,
+//! - `rails-spar-extras mcp [--repo PATH] [--log FILE]`: the arguments of `git rails mcp`,
 //!   parsed by the same definitions, so help and usage errors read the same;
-//! - `git-rails-extras db-query <root>`: a `db_query` spec as JSON on stdin; prints the
+//! - `rails-spar-extras db-query <root>`: a `db_query` spec as JSON on stdin; prints the
 //!   check's outcome as one JSON document on stdout.
 
 use std::ffi::OsString;

@@ -284,7 +284,7 @@ fn outside_a_repository_the_server_refuses_to_start() {
     assert!(out.stdout.is_empty());
 }
 
-/// `git rails mcp` is served by `git-rails-extras`, looked for only beside the running
+/// `git rails mcp` is served by `rails-spar-extras`, looked for only beside the running
 /// `git-rails`: a `git-rails` alone in a folder (with the real sibling on PATH, where it is
 /// never looked for) says which file is missing and how to reinstall, and exits 70.
 #[test]
@@ -299,7 +299,7 @@ fn without_its_sibling_executable_mcp_names_the_missing_file_and_the_reinstall()
         .find(|(k, _)| *k == "PATH")
         .and_then(|(_, v)| v.map(|v| v.to_string_lossy().into_owned()))
         .unwrap_or_default();
-    let sibling_dir = crate::harness::bin("git-rails-extras");
+    let sibling_dir = crate::harness::bin("rails-spar-extras");
     let out = cmd
         .env(
             "PATH",
@@ -316,7 +316,7 @@ fn without_its_sibling_executable_mcp_names_the_missing_file_and_the_reinstall()
         .path()
         .canonicalize()
         .unwrap()
-        .join("git-rails-extras");
+        .join("rails-spar-extras");
     assert!(
         err.contains(&format!("git-rails: {} is missing", missing.display())),
         "{err}"

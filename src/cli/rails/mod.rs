@@ -662,7 +662,7 @@ pub fn run(cli: RailsCli) -> Result<Outcome> {
         }
         RailsCommand::Trust(a) => cmd_trust(a),
         RailsCommand::Agent(c) => super::agent::run(c),
-        // Served by `git-rails-extras` (crate::extras says why), with the same arguments.
+        // Served by `rails-spar-extras` (crate::extras says why), with the same arguments.
         RailsCommand::Mcp(_) => {
             match crate::extras::exec_mcp(std::env::args_os().skip(1).collect())? {}
         }

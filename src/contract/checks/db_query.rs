@@ -8,7 +8,7 @@
 
 use super::*;
 
-/// Runs the query in `git-rails-extras` and reads back its outcome.
+/// Runs the query in `rails-spar-extras` and reads back its outcome.
 pub(super) fn db_query(spec: &DbQuerySpec, root: &Path) -> Outcome {
     let no_value = json!({"value": null});
     let spec_json = match serde_json::to_vec(spec) {

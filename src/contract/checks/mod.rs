@@ -162,7 +162,7 @@ pub fn run_check_reading(spec: &CheckSpec, root: &Path, reads: Reads<'_>) -> Out
 }
 
 /// Runs a `db_query` check in this process, with the drivers linked in: what
-/// `git-rails-extras db-query` calls. Everything else runs it through [`run_check`], which
+/// `rails-spar-extras db-query` calls. Everything else runs it through [`run_check`], which
 /// hands it to that executable.
 pub fn run_db_query_here(spec: &DbQuerySpec, root: &Path) -> Outcome {
     timed(|| db_query_here(spec, root))

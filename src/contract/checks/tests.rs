@@ -485,7 +485,7 @@ fn db_query_postgres_unreachable_is_a_failure() {
     assert!(!o.summary.contains("s3cret"));
 }
 
-/// `run_check` does not query in-process: it hands the spec to `git-rails-extras` beside the
+/// `run_check` does not query in-process: it hands the spec to `rails-spar-extras` beside the
 /// running executable. The unit-test binary has none beside it, so the check cannot be carried
 /// out, and says which file is missing.
 #[test]
@@ -499,7 +499,7 @@ fn db_query_runs_in_the_sibling_executable() {
         d.path(),
     );
     assert_eq!(o.status, Status::Error, "{o:?}");
-    assert!(o.summary.contains("git-rails-extras is missing"), "{o:?}");
+    assert!(o.summary.contains("rails-spar-extras is missing"), "{o:?}");
     assert!(o.summary.contains("cargo install --locked --path"), "{o:?}");
 }
 

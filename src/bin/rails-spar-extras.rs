@@ -1,4 +1,4 @@
-//! `git-rails-extras`: the MCP server and the `db_query` drivers, kept out of `git-rails` (the
+//! `rails-spar-extras`: the MCP server and the `db_query` drivers, kept out of `git-rails` (the
 //! hooks' binary) so it stays small; `git-rails` execs or starts this one from its own folder
 //! (`rails_spar::extras` says why). Started like the other two: `rails_spar::cli::start`.
 #![no_main]
