@@ -1,12 +1,13 @@
 #!/bin/sh
 # Installs git-rails and git-spar as a git command is expected to be installed: the binaries
-# (cargo install), their man pages where `man` finds them, so `git rails --help`,
+# (cargo install; rails-spar-extras, which serves `git rails mcp` and runs db_query checks, goes
+# beside git-rails, the only place git-rails looks for it), their man pages where `man` finds them, so `git rails --help`,
 # `git help rails` and `man git-rails` work, and shell completions, so `git rails <TAB>` works.
 #
 #   sh scripts/install.sh            # into $CARGO_INSTALL_ROOT, else $CARGO_HOME, else ~/.cargo
 #
 # Where each part goes (nothing else is touched; run it again to update):
-#   <root>/bin/git-rails, git-spar                        cargo install --locked
+#   <root>/bin/git-rails, git-spar, rails-spar-extras     cargo install --locked
 #   <root>/share/man/man1/git-rails*.1, git-spar*.1       man finds <prefix>/share/man for each
 #                                                          <prefix>/bin on PATH
 #   ~/.local/share/bash-completion/completions/git-*      loaded by bash-completion when git's
@@ -23,8 +24,8 @@ if [ "${RAILS_INSTALL_SKIP_CARGO:-}" != 1 ]; then
   cargo install --locked --path "$here" --root "$root"
 fi
 bin="$root/bin"
-for t in rails spar; do
-  [ -x "$bin/git-$t" ] || { echo "install: $bin/git-$t is missing" >&2; exit 1; }
+for b in git-rails git-spar rails-spar-extras; do
+  [ -x "$bin/$b" ] || { echo "install: $bin/$b is missing" >&2; exit 1; }
 done
 
 man1="$root/share/man/man1"

@@ -9,6 +9,8 @@
 //! - [`sync`]: records that travel between clones (fetch, merge, push), and `doctor`.
 //! - [`report`]: the HTML reports and the gates as markdown.
 //! - [`process`]: running shell commands with timeouts that kill the whole process group.
+//! - [`extras`]: finding and starting `rails-spar-extras`, the sibling executable that holds the
+//!   MCP server and the `db_query` drivers, so `git-rails` (the hooks' binary) stays small.
 //! - [`mcp`]: `git rails mcp`, the same tools for agents over the Model Context Protocol.
 //! - [`agent`]: `git rails agent setup|remove`, the agents' configuration files, and the
 //!   PreToolUse guard.
@@ -25,6 +27,7 @@ pub mod cli;
 pub mod contract;
 pub mod error;
 pub mod evidence;
+pub mod extras;
 pub mod hooks;
 pub mod mcp;
 pub mod pipeline;

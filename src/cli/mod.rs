@@ -16,6 +16,7 @@ macro_rules! out {
 
 pub mod agent;
 pub mod complete;
+pub mod extras;
 pub mod man;
 pub mod rails;
 pub mod spar;

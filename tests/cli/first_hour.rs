@@ -42,7 +42,7 @@ impl Machine {
         let home = tempfile::tempdir().unwrap();
         let b = home.path().join(".cargo/bin");
         std::fs::create_dir_all(&b).unwrap();
-        for t in ["git-rails", "git-spar"] {
+        for t in ["git-rails", "git-spar", "rails-spar-extras"] {
             std::fs::copy(bin(t), b.join(t)).unwrap();
         }
         let m = Machine { home };

@@ -284,6 +284,47 @@ fn outside_a_repository_the_server_refuses_to_start() {
     assert!(out.stdout.is_empty());
 }
 
+/// `git rails mcp` is served by `rails-spar-extras`, looked for only beside the running
+/// `git-rails`: a `git-rails` alone in a folder (with the real sibling on PATH, where it is
+/// never looked for) says which file is missing and how to reinstall, and exits 70.
+#[test]
+fn without_its_sibling_executable_mcp_names_the_missing_file_and_the_reinstall() {
+    let repo = TestRepo::new();
+    let alone = tempfile::tempdir().unwrap();
+    let exe = alone.path().join("git-rails");
+    std::fs::copy(crate::harness::bin("git-rails"), &exe).unwrap();
+    let mut cmd = repo.program(&exe);
+    let path = cmd
+        .get_envs()
+        .find(|(k, _)| *k == "PATH")
+        .and_then(|(_, v)| v.map(|v| v.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let sibling_dir = crate::harness::bin("rails-spar-extras");
+    let out = cmd
+        .env(
+            "PATH",
+            format!("{}:{path}", sibling_dir.parent().unwrap().display()),
+        )
+        .args(["mcp", "--repo"])
+        .arg(repo.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(70), "{out:?}");
+    let missing = alone
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join("rails-spar-extras");
+    assert!(
+        err.contains(&format!("git-rails: {} is missing", missing.display())),
+        "{err}"
+    );
+    assert!(err.contains("hint: reinstall both: `cargo install --locked --path <checkout>` or `sh scripts/install.sh`"), "{err}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+}
+
 #[test]
 fn validate_verify_and_spar_tools_answer_with_the_clis_documents_and_refusals() {
     let repo = frozen(json!([needs_file("c1", "feature.txt")]));

@@ -662,9 +662,9 @@ pub fn run(cli: RailsCli) -> Result<Outcome> {
         }
         RailsCommand::Trust(a) => cmd_trust(a),
         RailsCommand::Agent(c) => super::agent::run(c),
-        RailsCommand::Mcp(a) => {
-            crate::mcp::serve(a.repo.as_deref(), a.log.as_deref())?;
-            Ok(Outcome::Ok)
+        // Served by `rails-spar-extras` (crate::extras says why), with the same arguments.
+        RailsCommand::Mcp(_) => {
+            match crate::extras::exec_mcp(std::env::args_os().skip(1).collect())? {}
         }
     }
 }

@@ -1,9 +1,34 @@
 //! `db_query`: one value from SQLite (read-only, opened by path) or PostgreSQL (plain TCP),
 //! compared with what the criterion expects; a URL's password never reaches the evidence.
+//!
+//! `git-rails` does not link the drivers: [`db_query`] hands the spec to the sibling
+//! executable (`crate::extras`), which runs [`db_query_here`] and prints the outcome as JSON.
+//! The timeouts (SQLite's busy wait, PostgreSQL's connect timeout) are the sibling's, as they
+//! were in-process.
 
 use super::*;
 
+/// Runs the query in `rails-spar-extras` and reads back its outcome.
 pub(super) fn db_query(spec: &DbQuerySpec, root: &Path) -> Outcome {
+    let no_value = json!({"value": null});
+    let spec_json = match serde_json::to_vec(spec) {
+        Ok(j) => j,
+        Err(e) => return Outcome::error(format!("cannot pass the spec on: {e}"), no_value),
+    };
+    match crate::extras::run_db_query(&spec_json, root) {
+        Err(why) => Outcome::error(clip(&why, QUOTE_CHARS), no_value),
+        Ok(out) => match serde_json::from_slice::<Outcome>(&out) {
+            Ok(o) => o,
+            Err(e) => Outcome::error(
+                format!("{} printed no outcome: {e}", crate::extras::NAME),
+                no_value,
+            ),
+        },
+    }
+}
+
+/// Runs the query in this process (the sibling's side of [`db_query`]).
+pub(super) fn db_query_here(spec: &DbQuerySpec, root: &Path) -> Outcome {
     let no_value = json!({"value": null});
     match spec.driver {
         DbDriver::Postgres => match &spec.url {

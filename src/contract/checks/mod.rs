@@ -85,8 +85,8 @@ pub enum Status {
     Error,
 }
 
-/// The result of running one check.
-#[derive(Debug, Clone, Serialize)]
+/// The result of running one check (read back as JSON from the sibling for `db_query`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Outcome {
     pub status: Status,
     /// One line for people: what was seen (`exit 0 in 0.2s`, `status 503`, `3 unticked items`).
@@ -159,6 +159,13 @@ pub fn run_check_reading(spec: &CheckSpec, root: &Path, reads: Reads<'_>) -> Out
         CheckSpec::ArtifactSchema(s) => artifact_schema(s, root, reads.files),
         CheckSpec::ManualChecklist(s) => manual_checklist(s, root, reads),
     })
+}
+
+/// Runs a `db_query` check in this process, with the drivers linked in: what
+/// `rails-spar-extras db-query` calls. Everything else runs it through [`run_check`], which
+/// hands it to that executable.
+pub fn run_db_query_here(spec: &DbQuerySpec, root: &Path) -> Outcome {
+    timed(|| db_query_here(spec, root))
 }
 
 /// Runs one environment prerequisite.

@@ -391,13 +391,13 @@ fn sqlite_db(root: &Path) {
     .unwrap();
 }
 
+/// In this process, with the drivers linked (the unit tests have no sibling executable beside
+/// them; tests/cli runs the checks through it).
 fn db(root: &Path, query: &str, op: &str, value: Value) -> Outcome {
-    check(
-        json!({"driver": "sqlite", "path": "app.db", "query": query,
-                   "expect": {"op": op, "value": value}}),
-        "db_query",
-        root,
-    )
+    let spec = json!({"driver": "sqlite", "path": "app.db", "query": query,
+                   "expect": {"op": op, "value": value}});
+    let spec: DbQuerySpec = serde_json::from_value(spec).unwrap();
+    run_db_query_here(&spec, root)
 }
 
 #[test]
@@ -472,7 +472,10 @@ fn db_query_postgres_unreachable_is_a_failure() {
             value: json!(1),
         },
     });
-    let o = run_check(&spec, Path::new("."));
+    let CheckSpec::DbQuery(db_spec) = &spec else {
+        unreachable!()
+    };
+    let o = run_db_query_here(db_spec, Path::new("."));
     assert_eq!(o.status, Status::Fail, "{o:?}");
     assert!(
         o.summary
@@ -480,6 +483,24 @@ fn db_query_postgres_unreachable_is_a_failure() {
         "{o:?}"
     );
     assert!(!o.summary.contains("s3cret"));
+}
+
+/// `run_check` does not query in-process: it hands the spec to `rails-spar-extras` beside the
+/// running executable. The unit-test binary has none beside it, so the check cannot be carried
+/// out, and says which file is missing.
+#[test]
+fn db_query_runs_in_the_sibling_executable() {
+    let d = tmp();
+    sqlite_db(d.path());
+    let o = check(
+        json!({"driver": "sqlite", "path": "app.db", "query": "SELECT 1",
+               "expect": {"op": "==", "value": 1}}),
+        "db_query",
+        d.path(),
+    );
+    assert_eq!(o.status, Status::Error, "{o:?}");
+    assert!(o.summary.contains("rails-spar-extras is missing"), "{o:?}");
+    assert!(o.summary.contains("cargo install --locked --path"), "{o:?}");
 }
 
 // process_listening and port_open
