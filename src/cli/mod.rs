@@ -82,3 +82,15 @@ pub fn print_json(v: &impl serde::Serialize) -> Result<(), Error> {
     outln!("{s}");
     Ok(())
 }
+
+/// A subcommand's long help, for the tests that hold a hot parser's help equal to the full
+/// command's.
+#[cfg(test)]
+pub(crate) fn help_of(mut cmd: clap::Command, path: &[&str]) -> String {
+    cmd.build();
+    let mut c = &mut cmd;
+    for name in path {
+        c = c.find_subcommand_mut(name).unwrap();
+    }
+    c.render_long_help().to_string()
+}

@@ -139,23 +139,9 @@ fn inflate_loose(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::Command;
 
     fn git(dir: &std::path::Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "a")
-            .env("GIT_AUTHOR_EMAIL", "a@example.invalid")
-            .env("GIT_COMMITTER_NAME", "c")
-            .env("GIT_COMMITTER_EMAIL", "c@example.invalid")
-            .env("GIT_COMMITTER_DATE", "1700000000 +0200")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}: {out:?}");
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
+        crate::store::test_git(dir, args, &[("GIT_COMMITTER_DATE", "1700000000 +0200")])
     }
 
     /// A loose commit reads the same through the fast path as through gix's store, and a

@@ -21,9 +21,9 @@ mod worktree;
 
 pub use atomic::{atomic_write, atomic_write_mode, cache_append, cache_write, replace_file};
 pub use lock::{Lock, LockName};
-#[cfg(test)]
-pub use porcelain::temp_repo;
 pub use porcelain::RemoteOutcome;
+#[cfg(test)]
+pub use porcelain::{temp_repo, test_git};
 pub use refdb::LeftLock;
 pub use trees::ChangedEntry;
 

@@ -161,6 +161,29 @@ fn nul_separated(out: &str) -> Vec<String> {
         .collect()
 }
 
+/// Runs git in `dir` for a unit test, hermetic (no system or global configuration, fixed
+/// author and committer), and gives its trimmed stdout; panics when git fails.
+#[cfg(test)]
+pub fn test_git(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "a")
+        .env("GIT_AUTHOR_EMAIL", "a@example.invalid")
+        .env("GIT_COMMITTER_NAME", "c")
+        .env("GIT_COMMITTER_EMAIL", "c@example.invalid")
+        .envs(env.iter().copied())
+        .output()
+        .expect("running git");
+    assert!(out.status.success(), "{args:?}: {out:?}");
+    String::from_utf8(out.stdout)
+        .expect("git's output is UTF-8")
+        .trim()
+        .to_string()
+}
+
 /// A new repository (`git init -q`) in a temporary folder, for unit tests that need real
 /// objects; the folder lives as long as the returned guard.
 #[cfg(test)]

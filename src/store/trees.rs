@@ -504,22 +504,9 @@ fn git_order(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::Command;
 
     fn git(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "a")
-            .env("GIT_AUTHOR_EMAIL", "a@example.invalid")
-            .env("GIT_COMMITTER_NAME", "c")
-            .env("GIT_COMMITTER_EMAIL", "c@example.invalid")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}: {out:?}");
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
+        crate::store::test_git(dir, args, &[])
     }
 
     /// Walking two folders side by side finds exactly the entries a lookup by name finds:

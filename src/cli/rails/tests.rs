@@ -1,16 +1,8 @@
 //! Unit tests of the command line: parsing and the hot parser.
 
 use super::*;
+use crate::cli::help_of;
 use clap::CommandFactory;
-
-fn help_of(mut cmd: clap::Command, path: &[&str]) -> String {
-    cmd.build();
-    let mut c = &mut cmd;
-    for name in path {
-        c = c.find_subcommand_mut(name).unwrap();
-    }
-    c.render_long_help().to_string()
-}
 
 #[test]
 fn hot_commands_parse_and_help_as_the_full_one() {

@@ -580,15 +580,7 @@ fn output_format(format: Option<&str>, json: bool, allowed: &[&str]) -> Result<S
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn help_of(mut cmd: clap::Command, path: &[&str]) -> String {
-        cmd.build();
-        let mut c = &mut cmd;
-        for name in path {
-            c = c.find_subcommand_mut(name).unwrap();
-        }
-        c.render_long_help().to_string()
-    }
+    use crate::cli::help_of;
 
     #[test]
     fn the_gate_parses_and_helps_as_in_the_full_command() {
