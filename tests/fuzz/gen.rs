@@ -327,6 +327,10 @@ impl Corpus {
         let edits = u.int_in_range(1..=6u8)?;
         for _ in 0..edits {
             self.edit_node(u, &mut v, 0)?;
+            // Edits that repeat nested arrays multiply; an input past MAX_INPUT is cut anyway.
+            if serde_json::to_vec(&v).map_or(0, |t| t.len()) > MAX_INPUT {
+                break;
+            }
         }
         Ok(v)
     }
@@ -371,7 +375,8 @@ impl Corpus {
                     if !a.is_empty() {
                         let i = u.choose_index(a.len())?;
                         let x = a[i].clone();
-                        let n = u.int_in_range(1..=50usize)?;
+                        let size = serde_json::to_vec(&x).map_or(1, |t| t.len().max(1));
+                        let n = u.int_in_range(1..=50usize)?.min(MAX_INPUT / size).max(1);
                         a.extend(std::iter::repeat_n(x, n));
                     } else {
                         a.push(self.random_value(u, depth + 1)?);
@@ -513,4 +518,34 @@ pub fn number(u: &mut Unstructured<'_>) -> Result<String> {
         4 => format!("0{}", u.int_in_range(0..=9u8)?),
         _ => (*u.choose(&["", "-1", "+1", "1.5", "١", "1e3", " 1"])?).to_string(),
     })
+}
+
+/// A structural edit may repeat an array's element up to 50 times, and six edits on nested
+/// arrays multiplied: one input of the agy stream target grew to 24 GB and the machine killed
+/// the run. Whatever the bytes, an edited value stays within a few `MAX_INPUT`s.
+#[test]
+fn structural_edits_stay_bounded() {
+    let leaf = Value::String("x".repeat(200));
+    let nested = Value::Array(vec![Value::Array(vec![Value::Array(vec![
+        leaf.clone(),
+        leaf,
+    ])])]);
+    let seed = serde_json::to_vec(&nested).unwrap();
+    let c = Corpus::new(vec![seed.clone()], &[]);
+    let bound = seed.len() + 7 * MAX_INPUT;
+    let mut bytes = vec![0u8; 4096];
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    for round in 0..20_000 {
+        for b in bytes.iter_mut() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            *b = state as u8;
+        }
+        let mut u = Unstructured::new(&bytes);
+        if let Ok(v) = c.mutate_json(&mut u, nested.clone()) {
+            let n = serde_json::to_vec(&v).unwrap().len();
+            assert!(n <= bound, "round {round}: an edited value of {n} bytes");
+        }
+    }
 }
