@@ -41,7 +41,12 @@ fn main() {
         println!("cargo:rerun-if-changed={watched}");
     }
 
-    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+    // A static build (`-C target-feature=+crt-static -C relocation-model=static`, which
+    // `scripts/install.sh` asks for) is position-dependent already; `-no-pie` beside rustc's
+    // static-pie flags would make a binary that crashes at start.
+    let features = std::env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
+    let static_crt = features.split(',').any(|f| f == "crt-static");
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") && !static_crt {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
 }

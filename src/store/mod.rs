@@ -9,6 +9,7 @@
 
 mod atomic;
 mod config;
+mod in_place;
 mod lock;
 mod loose;
 mod porcelain;
@@ -20,6 +21,7 @@ mod trees;
 mod worktree;
 
 pub use atomic::{atomic_write, atomic_write_mode, cache_append, cache_write, replace_file};
+pub use in_place::rewrite_from_difference;
 pub use lock::{Lock, LockName};
 pub use porcelain::RemoteOutcome;
 #[cfg(test)]

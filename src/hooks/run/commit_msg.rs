@@ -28,7 +28,11 @@ pub fn commit_msg(store: &Store, message_file: &Path) -> Result<HookResult> {
                 .map_err(|e| e.context("commit-msg: the sprint bound to the branch"))?;
             match in_process_trailer(store, &message, &sprint) {
                 Some(with_trailer) => {
-                    crate::store::replace_file(message_file, with_trailer.as_bytes())?;
+                    crate::store::rewrite_from_difference(
+                        message_file,
+                        message.as_bytes(),
+                        with_trailer.as_bytes(),
+                    )?;
                     message = with_trailer;
                 }
                 None => {
