@@ -1026,7 +1026,31 @@ fn pre_receive_refuses_an_evidence_chain_that_does_not_replay() {
     repo.git_env(&["push", "origin", "refs/rails/contracts/S"], &env)
         .ok();
     repo.rails(&["evidence", "red", "c1"]).ok();
-    // A hand-made commit whose state.json says surfaced, with no record behind it.
+    let commit = forge_surfaced(&repo);
+    let out = repo.git_env(&["push", "origin", "refs/rails/evidence/S"], &env);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr.contains(&format!(
+            "update of refs/rails/evidence/S refused: refs/rails/evidence/S does not replay at {}",
+            &commit.trim()[..12]
+        )),
+        "{out}"
+    );
+    assert_eq!(remote_ref(remote.path(), "refs/rails/evidence/S"), None);
+    // The chain without the forged commit lands.
+    repo.git(&[
+        "update-ref",
+        "refs/rails/evidence/S",
+        &format!("{}^", commit.trim()),
+    ]);
+    repo.git_env(&["push", "origin", "refs/rails/evidence/S"], &env)
+        .ok();
+}
+
+/// A hand-made commit on `refs/rails/evidence/S` (plain git: hash-object, mktree,
+/// commit-tree, update-ref) whose state.json says surfaced, with no record behind it; returns
+/// its id.
+fn forge_surfaced(repo: &TestRepo) -> String {
     let st = repo.git(&["show", "refs/rails/evidence/S:state.json"]);
     let forged = st.replace("\"status\": \"red\"", "\"status\": \"surfaced\"");
     let tmp = tempfile::tempdir().unwrap();
@@ -1059,22 +1083,51 @@ fn pre_receive_refuses_an_evidence_chain_that_does_not_replay() {
         "evidence S surface c1\n\nRails-Sprint: S\nRails-Transition: surface c1",
     ]);
     repo.git(&["update-ref", "refs/rails/evidence/S", commit.trim()]);
-    let out = repo.git_env(&["push", "origin", "refs/rails/evidence/S"], &env);
-    assert_ne!(out.code, 0, "{out}");
-    assert!(
-        out.stderr.contains(&format!(
-            "update of refs/rails/evidence/S refused: refs/rails/evidence/S does not replay at {}",
-            &commit.trim()[..12]
-        )),
-        "{out}"
+    commit.trim().to_string()
+}
+
+/// Our pre-push stops a hand-made evidence record before it leaves the machine, also for a
+/// remote that runs no hook of ours (a forge): the record ref alone, and under another local
+/// name (`<commit>:refs/rails/evidence/S`), are refused naming the forged commit; the chain
+/// without it is pushed.
+#[test]
+fn pre_push_refuses_an_evidence_chain_that_does_not_replay() {
+    let (repo, remote) = repo_with_remote();
+    repo.rails(&["hooks", "install"]).ok();
+    let env = [("PATH", path_with_bins())];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    repo.rails(&["evidence", "red", "c1"]).ok();
+    let honest = repo.git(&["rev-parse", "refs/rails/evidence/S"]);
+    let commit = forge_surfaced(&repo);
+    let refused = format!(
+        "git-rails: update of refs/rails/evidence/S refused: refs/rails/evidence/S does not replay at {}",
+        &commit[..12]
     );
-    assert_eq!(remote_ref(remote.path(), "refs/rails/evidence/S"), None);
-    // The chain without the forged commit lands.
-    repo.git(&[
-        "update-ref",
-        "refs/rails/evidence/S",
-        &format!("{}^", commit.trim()),
-    ]);
-    repo.git_env(&["push", "origin", "refs/rails/evidence/S"], &env)
-        .ok();
+    for spec in [
+        "refs/rails/evidence/S".to_string(),
+        format!("{commit}:refs/rails/evidence/S"),
+    ] {
+        let out = repo.git_env(&["push", "origin", &spec], &env);
+        assert_ne!(out.code, 0, "{out}");
+        assert!(out.stderr.contains(&refused), "{out}");
+        assert!(
+            out.stderr.contains("failed to push some refs"),
+            "git refused it because of the hook: {out}"
+        );
+        assert_eq!(remote_ref(remote.path(), "refs/rails/evidence/S"), None);
+    }
+    // The honest chain goes.
+    repo.git_env(
+        &[
+            "push",
+            "origin",
+            &format!("{}:refs/rails/evidence/S", honest.trim()),
+        ],
+        &env,
+    )
+    .ok();
+    assert_eq!(
+        remote_ref(remote.path(), "refs/rails/evidence/S").as_deref(),
+        Some(honest.trim())
+    );
 }

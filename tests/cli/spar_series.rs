@@ -1594,3 +1594,51 @@ fn the_server_refuses_gate_facts_that_lie() {
         "the server kept its records"
     );
 }
+
+/// A client with our hooks stops the same hand-made commit before it leaves, also for a
+/// remote that runs no hook of ours (a forge): pre-push judges a pushed series as the guarded
+/// server does. The honest tip is pushed.
+#[test]
+fn pre_push_refuses_a_series_that_replaces_a_completed_result() {
+    let fx = Fixture::new("");
+    mixed_round(&fx);
+    fx.repo.rails(&["hooks", "install"]).ok();
+    let remote = tempfile::tempdir().unwrap();
+    let remote_path = remote.path().to_str().unwrap();
+    fx.repo.git(&["init", "-q", "--bare", remote_path]);
+    let bins = crate::harness::bin("git-rails")
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    let path = format!("{bins}:{}", std::env::var("PATH").unwrap());
+    let tip = forge(&fx, "rounds/code-1/findings.json", b"[]\n");
+    let push = fx.repo.git_env(
+        &["push", remote_path, "refs/spar/series/s"],
+        &[("PATH", &path)],
+    );
+    assert_ne!(push.code, 0, "{push}");
+    assert!(
+        push.stderr.contains(
+            "git-rails: update of refs/spar/series/s refused: its history replaces a completed review result"
+        ),
+        "{push}"
+    );
+    let server = TestRepo::at(remote.path());
+    assert!(
+        server
+            .git_run(&["rev-parse", "-q", "--verify", "refs/spar/series/s"])
+            .stdout
+            .trim()
+            .is_empty(),
+        "nothing reached the remote"
+    );
+    fx.repo.git(&["update-ref", "refs/spar/series/s", &tip]);
+    fx.repo
+        .git_env(
+            &["push", remote_path, "refs/spar/series/s"],
+            &[("PATH", &path)],
+        )
+        .ok();
+    assert_eq!(server.git(&["rev-parse", "refs/spar/series/s"]).trim(), tip);
+}

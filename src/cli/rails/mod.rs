@@ -298,6 +298,11 @@ pub enum HookCommand {
     /// Refuse a push to a protected ref (rails.protect; any branch when unset) unless every
     /// sprint its new commits name passes its gate; with rails.requireSprint, naming none is
     /// refused (reads git's stdin protocol)
+    ///
+    /// Pushes of record refs (refs/rails/*, refs/spar/*, refs/notes/*) are never gated, but
+    /// they leave only as a guarded server would take them: an evidence chain that does not
+    /// replay, or a spar series whose history replaces a completed reviewer's result or whose
+    /// gate facts its records do not back, is refused naming the commit.
     PrePush {
         /// The remote's name
         remote: String,

@@ -346,6 +346,7 @@ mod agent_stop;
 mod commit_msg;
 mod pre_push;
 mod pre_receive;
+mod pushed_records;
 
 pub use agent_stop::{agent_stop, event_cwd};
 pub use commit_msg::commit_msg;

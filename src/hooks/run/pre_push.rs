@@ -12,8 +12,13 @@ pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> 
     let policy = Policy::read(store)?;
     let require_spar = config_true(store, "spar.requireGate");
     let mut blocked = false;
+    let mut records_refused = false;
     for l in &lines {
-        if is_zero(&l.local_oid) || is_record_ref(&l.remote_ref) {
+        if is_zero(&l.local_oid) {
+            continue;
+        }
+        if is_record_ref(&l.remote_ref) {
+            records_refused |= record_refused(store, l, &mut out)?;
             continue;
         }
         let tip = ObjectId::from_hex(l.local_oid.as_bytes())
@@ -68,7 +73,29 @@ pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> 
         out.say("git-rails: prove the missing steps above and push again (RAILS_SKIP=1 skips on purpose)");
         out.code = 2;
     }
+    if records_refused {
+        out.code = 2;
+    }
     Ok(out)
+}
+
+/// A record ref leaves only as a guarded server would take it ([`pushed_records`]): an
+/// evidence chain that replays, a spar series that replaces no completed result. Records are
+/// never gated otherwise (a proof must be able to travel before the work it proves).
+fn record_refused(store: &Store, l: &PushLine, out: &mut HookResult) -> Result<bool> {
+    let judged = Namespace::Evidence.key_of(&l.remote_ref).is_some()
+        || Namespace::SparSeries.key_of(&l.remote_ref).is_some();
+    if !judged {
+        return Ok(false);
+    }
+    let tip = ObjectId::from_hex(l.local_oid.as_bytes())
+        .map_err(|e| Error::refused(format!("pre-push: bad oid {}: {e}", l.local_oid)))?;
+    // The ref as the remote will hold it, whatever the local one is called.
+    let view = store.with_ref_overrides(vec![(l.remote_ref.clone(), tip)])?;
+    let lines = super::pushed_records::problems(&view, &l.remote_ref, tip)?;
+    let refused = !lines.is_empty();
+    super::pushed_records::say(out, lines);
+    Ok(refused)
 }
 
 /// With `spar.requireGate`: the spar gate of the pushed branch's series (the branch name with

@@ -66,58 +66,25 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
                 &new[..7.min(new.len())]
             ));
             out.say("  fetch the records (`git rails sync`) and add yours on top of them");
-        } else if let Some(series) = Namespace::SparSeries.key_of(name) {
+        } else if Namespace::SparSeries.key_of(name).is_some() {
             // A fast-forward can still carry a commit that rewrites a completed result.
             let tip = ObjectId::from_hex(new.as_bytes())
                 .map_err(|e| Error::refused(format!("pre-receive: bad oid {new}: {e}")))?;
             // The pushed objects are still in quarantine: read them through the view.
-            let series = crate::spar::ids::SeriesId::recorded(series);
-            let found = crate::spar::record::replaced_results(&view, &series, tip)?;
-            if !found.is_empty() {
-                out.code = 1;
-                out.say(format!(
-                    "git-rails: update of {name} refused: its history replaces a completed review result"
-                ));
-                for f in found {
-                    out.say(format!("  {f}"));
-                }
-            }
-            // Gate facts are a summary anyone can write: each pushed round's must agree with
-            // the round's own records, derived again here.
-            let lies = crate::spar::facts::lies_at(&view, &series, tip)?;
-            if !lies.is_empty() {
-                out.code = 1;
-                out.say(format!(
-                    "git-rails: update of {name} refused: its gate facts do not agree with its records"
-                ));
-                for l in lies {
-                    out.say(format!("  {l}"));
-                }
-                out.say("  record rounds with `git spar` (run, record, triage, waive), which write the facts; never by hand");
-            }
+            pushed_records::say(&mut out, pushed_records::problems(&view, name, tip)?);
         }
     }
-    // A pushed evidence chain must replay from its first commit: a summary written by hand,
-    // or a record without its observation, never lands.
-    let evidence_updates: Vec<&(String, String, String)> = updates
-        .iter()
-        .filter(|(_, new, name)| !is_zero(new) && Namespace::Evidence.key_of(name).is_some())
-        .collect();
-    if out.code == 0 && !evidence_updates.is_empty() {
-        for (_, _, name) in evidence_updates {
-            let sprint = Namespace::Evidence.key_of(name).unwrap_or_default();
-            // The view reads the pushed tip; the server's own kept replay of what it accepted
-            // before means only the new commits are replayed.
-            let sprint = &SprintId::recorded(sprint);
-            let derived = crate::evidence::chain::derive(&view, sprint)?;
-            if let Some(p) = derived.problem {
-                out.code = 1;
-                out.say(format!(
-                    "git-rails: update of {name} refused: {}",
-                    p.line(sprint)
-                ));
-                out.say(format!("  {}", p.fix(sprint)));
+    // A pushed evidence chain must replay from its first commit. The view reads the pushed
+    // tip; the server's own kept replay of what it accepted before means only the new commits
+    // are replayed.
+    if out.code == 0 {
+        for (_, new, name) in &updates {
+            if is_zero(new) || Namespace::Evidence.key_of(name).is_none() {
+                continue;
             }
+            let tip = ObjectId::from_hex(new.as_bytes())
+                .map_err(|e| Error::refused(format!("pre-receive: bad oid {new}: {e}")))?;
+            pushed_records::say(&mut out, pushed_records::problems(&view, name, tip)?);
         }
     }
     let policy = Policy::read(store)?;
