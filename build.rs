@@ -41,9 +41,10 @@ fn main() {
         println!("cargo:rerun-if-changed={watched}");
     }
 
-    // A static build (`-C target-feature=+crt-static -C relocation-model=static`, which
-    // `scripts/install.sh` asks for) is position-dependent already; `-no-pie` beside rustc's
-    // static-pie flags would make a binary that crashes at start.
+    // A build with crt-static in RUSTFLAGS makes rustc link static-pie, and `-no-pie` beside
+    // those flags makes a binary that crashes at start. (`scripts/install.sh` gives crt-static
+    // and the static relocation model to git-rails' own crate only, through `cargo rustc`, where
+    // this script does not see it and `-no-pie` is what rustc's `-static` link wants anyway.)
     let features = std::env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
     let static_crt = features.split(',').any(|f| f == "crt-static");
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") && !static_crt {

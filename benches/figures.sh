@@ -416,6 +416,12 @@ fi
 echo
 echo "## Figures ($(date -u +%FT%TZ), $(nproc) cores, $RUNS runs each)"
 echo
+# How the measured binary is linked (scripts/install.sh links statically where it can, a plain
+# `cargo build --release` dynamically): the hook rows differ by about 0.3 ms between the two.
+if command -v file >/dev/null; then
+  echo "git-rails: $(file -b "$bin/git-rails" | grep -oE 'statically linked|dynamically linked' || echo 'linking unknown')"
+  echo
+fi
 cat "$table"
 
 # ---- beside the hook managers -------------------------------------------------------------
