@@ -162,6 +162,20 @@ fn cli_pre_push() {
             "0".repeat(40)
         )
         .into_bytes(),
+        // A record ref naming an object that is not in the repository (found by this target
+        // once pre-push began to judge pushed records): a refusal, not 70.
+        format!(
+            "refs/spar/series/s {} refs/spar/series/s {}\n",
+            "2496fe91bd55de355968016893fc187899ff9600",
+            "0".repeat(40)
+        )
+        .into_bytes(),
+        format!(
+            "refs/rails/evidence/S {} refs/rails/evidence/S {}\n",
+            repo.blob,
+            "0".repeat(40)
+        )
+        .into_bytes(),
         // An object that is not in the repository (issue 24): a refusal, not 70.
         format!(
             "refs/heads/main {} refs/heads/main {}\n",

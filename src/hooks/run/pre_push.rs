@@ -90,6 +90,10 @@ fn record_refused(store: &Store, l: &PushLine, out: &mut HookResult) -> Result<b
     }
     let tip = ObjectId::from_hex(l.local_oid.as_bytes())
         .map_err(|e| Error::refused(format!("pre-push: bad oid {}: {e}", l.local_oid)))?;
+    // git pushes only objects it has; a record that is no commit holds no chain to judge.
+    if pushed_commit(store, "pre-push", &l.local_ref, tip)?.is_none() {
+        return Ok(false);
+    }
     // The ref as the remote will hold it, whatever the local one is called.
     let view = store.with_ref_overrides(vec![(l.remote_ref.clone(), tip)])?;
     let lines = super::pushed_records::problems(&view, &l.remote_ref, tip)?;
