@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::harness::{bin, check, Run, TestRepo};
+use crate::harness::{check, path_with_bins, Run, TestRepo};
 use serde_json::json;
 
 /// The formats other than git's classic one (SHA-1 with files).
@@ -16,11 +16,6 @@ const FORMATS: [(&str, &str); 3] = [
     ("sha1", "reftable"),
     ("sha256", "reftable"),
 ];
-
-fn path_with_bins() -> String {
-    let dir = bin("git-rails").parent().unwrap().to_path_buf();
-    format!("{}:{}", dir.display(), std::env::var("PATH").unwrap())
-}
 
 fn frozen(repo: &TestRepo) {
     repo.draft(

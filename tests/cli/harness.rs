@@ -87,6 +87,13 @@ pub fn bin(name: &str) -> PathBuf {
     assert_cmd::cargo::cargo_bin(name)
 }
 
+/// `PATH` with the folder of the binaries under test first, for a git that runs our hooks (the
+/// installed scripts find `git-rails` on `PATH`).
+pub fn path_with_bins() -> String {
+    let dir = bin("git-rails").parent().unwrap().to_path_buf();
+    format!("{}:{}", dir.display(), std::env::var("PATH").unwrap())
+}
+
 /// The one environment every command a test runs gets (git, the binaries, hook managers, the
 /// real agent CLIs, a browser): nothing of the caller's environment but an allow-list, so a
 /// developer's `RAILS_SKIP`, `GIT_CONFIG_PARAMETERS`, `SPAR_CONFIG` or editor never reaches a

@@ -3,7 +3,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use crate::harness::{bin, check, zero_id, Run, TestRepo};
+use crate::harness::{check, path_with_bins, zero_id, Run, TestRepo};
 use serde_json::json;
 
 /// A PATH without the built binaries but with the git the tests use (the first on PATH; a
@@ -20,11 +20,6 @@ fn path_without_bins() -> (tempfile::TempDir, String) {
 }
 
 /// PATH with the built binaries first, as after `cargo install`.
-fn path_with_bins() -> String {
-    let dir = bin("git-rails").parent().unwrap().to_path_buf();
-    format!("{}:{}", dir.display(), std::env::var("PATH").unwrap())
-}
-
 /// A repository with a bare remote `origin`, a frozen sprint S (one criterion, c1: done.txt
 /// exists) bound to main.
 pub(crate) fn repo_with_remote() -> (TestRepo, tempfile::TempDir) {

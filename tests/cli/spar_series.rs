@@ -1013,12 +1013,7 @@ fn guarded_server(fx: &Fixture) -> (tempfile::TempDir, TestRepo, String) {
     fx.repo.git(&["init", "-q", "--bare", remote_path]);
     let server = TestRepo::at(remote.path());
     server.rails(&["hooks", "install"]).ok();
-    let bins = crate::harness::bin("git-rails")
-        .parent()
-        .unwrap()
-        .display()
-        .to_string();
-    let path = format!("{bins}:{}", std::env::var("PATH").unwrap());
+    let path = crate::harness::path_with_bins();
     fx.repo
         .git_env(
             &["push", remote_path, "refs/spar/series/s"],
@@ -1606,12 +1601,7 @@ fn pre_push_refuses_a_series_that_replaces_a_completed_result() {
     let remote = tempfile::tempdir().unwrap();
     let remote_path = remote.path().to_str().unwrap();
     fx.repo.git(&["init", "-q", "--bare", remote_path]);
-    let bins = crate::harness::bin("git-rails")
-        .parent()
-        .unwrap()
-        .display()
-        .to_string();
-    let path = format!("{bins}:{}", std::env::var("PATH").unwrap());
+    let path = crate::harness::path_with_bins();
     let tip = forge(&fx, "rounds/code-1/findings.json", b"[]\n");
     let push = fx.repo.git_env(
         &["push", remote_path, "refs/spar/series/s"],

@@ -43,7 +43,8 @@ pub fn problems(view: &Store, name: &str, tip: ObjectId) -> Result<Vec<String>> 
 }
 
 /// [`problems`] said as a hook says them: a line that is not indented starts with
-/// `git-rails: `, and any line at all refuses the push (exit 1).
+/// `git-rails: `, and any line at all refuses the push (its code at least 1; pre-push then
+/// makes it 2, as for every push it refuses).
 pub fn say(out: &mut HookResult, lines: Vec<String>) {
     for line in lines {
         out.code = out.code.max(1);
