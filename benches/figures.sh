@@ -416,10 +416,9 @@ fi
 echo
 echo "## Figures ($(date -u +%FT%TZ), $(nproc) cores, $RUNS runs each)"
 echo
-# How the measured binary is linked (scripts/install.sh links statically where it can, a plain
-# `cargo build --release` dynamically): the hook rows differ by about 0.3 ms between the two.
+# How the measured binary is linked (what `cargo install` builds: a dynamically linked PIE).
 if command -v file >/dev/null; then
-  echo "git-rails: $(file -b "$bin/git-rails" | grep -oE 'statically linked|dynamically linked' || echo 'linking unknown')"
+  echo "git-rails: $(file -b "$bin/git-rails" | grep -oE 'pie executable|statically linked|dynamically linked' | paste -sd, - || echo 'linking unknown')"
   echo
 fi
 cat "$table"

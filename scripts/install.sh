@@ -7,8 +7,7 @@
 #   sh scripts/install.sh            # into $CARGO_INSTALL_ROOT, else $CARGO_HOME, else ~/.cargo
 #
 # Where each part goes (nothing else is touched; run it again to update):
-#   <root>/bin/git-rails, git-spar, rails-spar-extras     cargo install --locked (git-rails
-#                                                          static on glibc Linux: below)
+#   <root>/bin/git-rails, git-spar, rails-spar-extras     cargo install --locked
 #   <root>/share/man/man1/git-rails*.1, git-spar*.1       man finds <prefix>/share/man for each
 #                                                          <prefix>/bin on PATH
 #   ~/.local/share/bash-completion/completions/git-*      loaded by bash-completion when git's
@@ -20,35 +19,10 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 root=${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}
 say() { echo "install: $*"; }
 
-# git-rails is then linked again statically where glibc's static library is there (Linux, a
-# *-linux-gnu toolchain, `cc -print-file-name=libc.a` finds it): git runs the hooks'
-# `git-rails` on every commit and push, and the dynamic loader's work (libc and libgcc_s, their
-# relocations and symbols) was 0.3 ms of the pre-push hook's 1.6 ms. Only the final link
-# changes (`cargo rustc` gives the flags to that crate alone and reuses every dependency), so it
-# costs one more link, about 2 minutes; git-spar and rails-spar-extras stay dynamic (the
-# hooks never start them, and static glibc would take rails-spar-extras past 10 MB). Host names
-# still resolve: glibc loads its NSS modules of the version this machine built against.
-# RAILS_INSTALL_DYNAMIC=1 skips the static link; elsewhere it never happens.
-static_possible() {
-  [ "${RAILS_INSTALL_DYNAMIC:-}" != 1 ] && [ "$(uname -s)" = Linux ] || return 1
-  case $(rustc -vV 2>/dev/null | sed -n 's/^host: //p') in *-linux-gnu) ;; *) return 1 ;; esac
-  libc_a=$(${CC:-cc} -print-file-name=libc.a 2>/dev/null) || return 1
-  [ "$libc_a" != libc.a ] && [ -f "$libc_a" ]
-}
-
 # RAILS_INSTALL_SKIP_CARGO=1: the binaries are already in <root>/bin (the project's tests).
 if [ "${RAILS_INSTALL_SKIP_CARGO:-}" != 1 ]; then
-  # One target folder for both steps, so the static link reuses what cargo install built.
-  CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$here/target}
-  export CARGO_TARGET_DIR
+  # The binaries are what plain `cargo install --locked --path .` builds.
   cargo install --locked --path "$here" --root "$root"
-  if static_possible; then
-    say "linking git-rails statically (RAILS_INSTALL_DYNAMIC=1 skips this)"
-    (cd "$here" && cargo rustc --release --locked --bin git-rails -- \
-      -C target-feature=+crt-static -C relocation-model=static)
-    cp "$CARGO_TARGET_DIR/release/git-rails" "$root/bin/.git-rails.static"
-    mv -f "$root/bin/.git-rails.static" "$root/bin/git-rails"
-  fi
 fi
 bin="$root/bin"
 for b in git-rails git-spar rails-spar-extras; do
