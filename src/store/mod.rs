@@ -8,10 +8,10 @@
 //! ([`atomic_write`]); writers serialise on `fs2` locks under the git common dir ([`lock`]).
 
 mod atomic;
+pub mod cache;
 mod config;
 mod in_place;
 mod lock;
-mod loose;
 mod porcelain;
 mod refdb;
 pub mod refs;
@@ -57,11 +57,8 @@ pub struct Store {
     /// The entries that differ between two folders, by their ids (a gate compares the same
     /// two `rounds/` folders for the history rule and for what to derive again).
     diffs: std::cell::RefCell<HashMap<FolderPair, Vec<ChangedEntry>>>,
-    /// The zlib decoder loose objects are read with ([`loose`]), made on the first read.
-    inflate: std::cell::RefCell<Option<gix::zlib::Inflate>>,
-    /// Set once a loose look-up missed ([`loose`]): the read went on to gix's whole store,
-    /// whose pack indexes are open from then on, so later reads ask them first.
-    packs_first: std::cell::Cell<bool>,
+    /// Set by [`Store::forgo_memos`]: no memo is read or written ([`cache`]).
+    memos_off: std::cell::Cell<bool>,
 }
 
 /// Two folders compared (None: no folder).
@@ -206,8 +203,7 @@ impl Store {
             _shadow: None,
             trees: Default::default(),
             diffs: Default::default(),
-            inflate: Default::default(),
-            packs_first: Default::default(),
+            memos_off: Default::default(),
         }
     }
 
@@ -319,9 +315,6 @@ impl Store {
 
     /// A commit's tree id.
     pub fn tree_of(&self, commit: ObjectId) -> Result<ObjectId> {
-        if let Some(c) = self.loose_commit(commit) {
-            return Ok(c.tree);
-        }
         let c = self
             .repo
             .find_commit(commit)
@@ -345,9 +338,6 @@ impl Store {
     }
 
     pub fn commit_info(&self, id: ObjectId) -> Result<CommitInfo> {
-        if let Some(c) = self.loose_commit(id) {
-            return Ok(c);
-        }
         let c = self
             .repo
             .find_commit(id)
@@ -587,19 +577,12 @@ impl Store {
 
     /// Whether an object exists in the repository.
     pub fn has_object(&self, id: ObjectId) -> bool {
-        self.loose_has(id) || self.repo.has_object(id)
+        self.repo.has_object(id)
     }
 
     /// The commit `id` names, peeling annotated tags; `None` when it is a tree or a blob (which
     /// git may push too). An object that is not in the repository is an error the caller words.
     pub fn peel_to_commit(&self, id: ObjectId) -> Result<Option<ObjectId>> {
-        if let Some(o) = self.loose_read(id) {
-            match o.kind {
-                gix::object::Kind::Commit => return Ok(Some(id)),
-                gix::object::Kind::Tree | gix::object::Kind::Blob => return Ok(None),
-                gix::object::Kind::Tag => {} // peeled below
-            }
-        }
         let object = self
             .repo
             .find_object(id)
