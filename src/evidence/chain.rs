@@ -9,13 +9,12 @@
 //! and `state.json`; and that `state.json` must equal the replay. A merge commit (written by
 //! `git rails sync`) must be exactly the merge of its parents' chains, each replayed alike.
 //!
-//! The hooks run on every push, so a replay that succeeded is kept under the common dir
-//! (`rails/cache/evidence/<sprint>.json`), keyed by the chain's tip and the contract's tip: the
-//! next reader at the same tip reads that file, and a reader after a new transition replays
-//! only the commits added since. The cache is only ever written from a successful replay.
+//! The hooks run on every push, so a replay that succeeded is kept ([`derive_at`], through
+//! `store::cache`), for the contract's tip and with the chain's tip: the next reader at the
+//! same tip reads it, and a reader after a new transition replays only the commits added since.
+//! It is only ever written from a successful replay, and `doctor` replays it again.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +25,7 @@ use super::{
 use crate::contract::SprintId;
 use crate::contract::{self, schema::Check};
 use crate::error::{Error, Result};
+use crate::store::cache::Memo;
 use crate::store::{CommitInfo, ObjectId, Store};
 
 /// The first commit of a chain that does not replay, and what is wrong with it.
@@ -89,82 +89,66 @@ pub struct Derived {
     pub problem: Option<Problem>,
 }
 
+/// The replay kept for a sprint ([`Memo::EvidenceReplay`]): the state at `tip`, for the
+/// contract tip in the memo's key.
 #[derive(Serialize, Deserialize)]
-struct Cache {
-    /// The build that replayed (crate::BUILD_ID): other replay rules never read this replay.
-    #[serde(default)]
-    build: String,
+struct Kept {
     tip: String,
-    contracts: Option<String>,
     state: State,
 }
 
-fn cache_path(store: &Store, sprint: &SprintId) -> PathBuf {
-    store
-        .common_dir()
-        .join("rails/cache/evidence")
-        .join(format!("{sprint}.json"))
+/// The memo's key: the contract's tip (the checks a replay reads come from its versions).
+fn memo_key(store: &Store, sprint: &SprintId) -> Result<String> {
+    Ok(store
+        .ref_target(&contract::contract_ref(sprint))?
+        .map_or_else(|| "none".to_string(), |c| c.to_string()))
 }
 
-fn read_cache(store: &Store, sprint: &SprintId) -> Option<Cache> {
-    let bytes = std::fs::read(cache_path(store, sprint)).ok()?;
-    serde_json::from_slice::<Cache>(&bytes)
-        .ok()
-        .filter(|c| c.build == crate::BUILD_ID)
+fn read_memo(store: &Store, sprint: &SprintId, key: &str) -> Option<(ObjectId, State)> {
+    let bytes = store.memo_get(Memo::EvidenceReplay, sprint.as_str(), key)?;
+    let kept = serde_json::from_slice::<Kept>(&bytes).ok()?;
+    Some((ObjectId::from_hex(kept.tip.as_bytes()).ok()?, kept.state))
 }
 
-/// Keeps a successful replay; a cache that cannot be written only costs the next reader time.
-fn write_cache(store: &Store, sprint: &SprintId, cache: &Cache) {
-    if let Ok(bytes) = serde_json::to_vec(cache) {
-        let _ = crate::store::cache_write(&cache_path(store, sprint), &bytes);
-    }
-}
-
-/// Replays `sprint`'s evidence chain (from the cache where it is still valid).
+/// Replays `sprint`'s evidence chain at its ref's tip.
 pub fn derive(store: &Store, sprint: &SprintId) -> Result<Derived> {
-    let Some(tip) = store.ref_target(&evidence_ref(sprint))? else {
-        return Ok(Derived {
+    match store.ref_target(&evidence_ref(sprint))? {
+        Some(tip) => derive_at(store, sprint, tip),
+        None => Ok(Derived {
             state: State::new(sprint),
             tip: None,
             problem: None,
-        });
-    };
-    let contracts = store
-        .ref_target(&contract::contract_ref(sprint))?
-        .map(|c| c.to_string());
-    let cache = read_cache(store, sprint).filter(|c| c.contracts == contracts);
-    if let Some(c) = &cache {
-        if ObjectId::from_hex(c.tip.as_bytes()).ok() == Some(tip) {
+        }),
+    }
+}
+
+/// Replays the chain of `sprint` ending at `tip` (a ref's tip, a remote's, a pushed one).
+///
+/// Memoised (the one memo of the rails gate): a replay that succeeded is kept with its tip,
+/// and the next replay of that tip, or of a chain that grew from it, starts there instead of
+/// at the first commit. Measured by `benches/figures.sh` on its 1,000-transition sprint: the
+/// figures are in the README's performance page.
+pub fn derive_at(store: &Store, sprint: &SprintId, tip: ObjectId) -> Result<Derived> {
+    let key = memo_key(store, sprint)?;
+    let start = read_memo(store, sprint, &key);
+    if let Some((kept_tip, state)) = &start {
+        if *kept_tip == tip {
             return Ok(Derived {
-                state: c.state.clone(),
+                state: state.clone(),
                 tip: Some(tip),
                 problem: None,
             });
         }
     }
-    let mut replayer = Replayer {
-        store,
-        sprint,
-        checks: HashMap::new(),
-        merges: HashMap::new(),
-    };
-    let start = cache.and_then(|c| {
-        ObjectId::from_hex(c.tip.as_bytes())
-            .ok()
-            .map(|t| (t, c.state))
-    });
-    let (state, problem) = replayer.at(tip, start)?;
+    let (state, problem) = replay(store, sprint, tip, start)?;
     if problem.is_none() {
-        write_cache(
-            store,
-            sprint,
-            &Cache {
-                build: crate::BUILD_ID.to_string(),
-                tip: tip.to_string(),
-                contracts,
-                state: state.clone(),
-            },
-        );
+        let kept = Kept {
+            tip: tip.to_string(),
+            state: state.clone(),
+        };
+        if let Ok(bytes) = serde_json::to_vec(&kept) {
+            let _ = store.memo_put(Memo::EvidenceReplay, sprint.as_str(), &key, &bytes);
+        }
     }
     Ok(Derived {
         state,
@@ -173,46 +157,47 @@ pub fn derive(store: &Store, sprint: &SprintId) -> Result<Derived> {
     })
 }
 
-/// What `doctor` says of the replay kept for `sprint`: `Some(reason)` when one is kept for the
-/// chain's current tip and disagrees with `fresh`, the uncached replay of that tip (a file
-/// written by hand: every command that reads the cache would believe it).
-pub fn cache_disagrees(store: &Store, sprint: &SprintId, fresh: &Derived) -> Option<String> {
-    let c = read_cache(store, sprint)?;
-    let tip = fresh.tip?;
-    if ObjectId::from_hex(c.tip.as_bytes()).ok() != Some(tip) {
-        return None; // kept for an older tip: only the commits after it are replayed on it
+/// The chain replayed from its first commit, with no memo read or written.
+fn replay(
+    store: &Store,
+    sprint: &SprintId,
+    tip: ObjectId,
+    start: Option<(ObjectId, State)>,
+) -> Result<Outcome> {
+    let mut replayer = Replayer {
+        store,
+        sprint,
+        checks: HashMap::new(),
+        merges: HashMap::new(),
+    };
+    replayer.at(tip, start)
+}
+
+/// What `doctor` says of the replay kept for `sprint`: `Some(reason)` when the memo for the
+/// chain's current records disagrees with the chain replayed from its first commit (a file
+/// written by hand: every command that reads the memo would believe it).
+pub fn memo_disagrees(store: &Store, sprint: &SprintId) -> Result<Option<String>> {
+    let Some((kept_tip, kept_state)) = read_memo(store, sprint, &memo_key(store, sprint)?) else {
+        return Ok(None);
+    };
+    if !store.has_object(kept_tip) {
+        return Ok(Some(format!(
+            "the replay kept for {sprint} ({}) names a chain tip this repository does not have",
+            store
+                .memo_path(Memo::EvidenceReplay, sprint.as_str())
+                .display()
+        )));
     }
-    let same = fresh.problem.is_none()
-        && serde_json::to_value(&c.state).ok() == serde_json::to_value(&fresh.state).ok();
-    (!same).then(|| {
+    let (state, problem) = replay(store, sprint, kept_tip, None)?;
+    let same = problem.is_none()
+        && serde_json::to_value(&state).ok() == serde_json::to_value(&kept_state).ok();
+    Ok((!same).then(|| {
         format!(
             "the replay kept for {sprint} ({}) disagrees with the chain at {}: the file was not written by a replay",
-            cache_path(store, sprint).display(),
-            short(&tip.to_string())
+            store.memo_path(Memo::EvidenceReplay, sprint.as_str()).display(),
+            short(&kept_tip.to_string())
         )
-    })
-}
-
-/// Where the replay of `sprint` is kept.
-pub fn cache_file(store: &Store, sprint: &SprintId) -> PathBuf {
-    cache_path(store, sprint)
-}
-
-/// Replays the chain ending at `tip` without reading or writing the cache (verify, doctor,
-/// and a pushed chain in pre-receive judge from the objects alone).
-pub fn derive_uncached(store: &Store, sprint: &SprintId, tip: ObjectId) -> Result<Derived> {
-    let mut replayer = Replayer {
-        store,
-        sprint,
-        checks: HashMap::new(),
-        merges: HashMap::new(),
-    };
-    let (state, problem) = replayer.at(tip, None)?;
-    Ok(Derived {
-        state,
-        tip: Some(tip),
-        problem,
-    })
+    }))
 }
 
 struct Replayer<'a> {

@@ -75,6 +75,9 @@ pub struct Report {
     pub chain_problem: Option<Problem>,
     /// Blocking criteria of earlier versions that a later one dropped on purpose, with why.
     pub dropped: Vec<DroppedReport>,
+    /// Each criterion's records as the chain replays (what `verify` accounts for).
+    #[serde(skip)]
+    pub records: std::collections::BTreeMap<String, super::Criterion>,
 }
 
 /// A criterion dropped by a version (`freeze --bump --drop <id> --reason …`).
@@ -173,39 +176,36 @@ fn check_path_pins(
     Ok(out)
 }
 
-/// Computes the report for `sprint`, judging staleness on `commit` (None: no commit to judge).
-pub fn evaluate(store: &Store, sprint: &SprintId, commit: Option<ObjectId>) -> Result<Report> {
-    let tree = match commit {
-        Some(c) => Some(store.tree_of(c)?),
-        None => None,
-    };
-    evaluate_tree(store, sprint, commit.map(|c| c.to_string()), tree)
+/// What the gate judges a sprint's proofs against: staleness is a change between the tree a
+/// criterion was proven on and this one.
+#[derive(Debug, Clone)]
+pub enum Judged {
+    /// No tree: the records alone (a repository with no commit yet).
+    Nothing,
+    /// A commit's tree (HEAD, a pushed tip, the commit CI checks).
+    Commit(ObjectId),
+    /// A tree that is no commit yet (the index's tree, for a commit being made), shown as `label`.
+    Tree { label: String, tree: ObjectId },
 }
 
-/// Like [`evaluate`], judging staleness on a tree (the index's tree, for a commit being made).
-pub fn evaluate_tree(
-    store: &Store,
-    sprint: &SprintId,
-    label: Option<String>,
-    commit_tree: Option<ObjectId>,
-) -> Result<Report> {
+impl Judged {
+    /// A commit when there is one.
+    pub fn commit(commit: Option<ObjectId>) -> Judged {
+        commit.map_or(Judged::Nothing, Judged::Commit)
+    }
+}
+
+/// Is `sprint` done at `judged`? The one place that answers it (status, gate, the hooks, the
+/// agent stop, verify, MCP): the newest frozen contract, the evidence chain as it replays
+/// ([`chain::derive`]), and the tree judged.
+pub fn evaluate(store: &Store, sprint: &SprintId, judged: Judged) -> Result<Report> {
+    let (label, tree) = match judged {
+        Judged::Nothing => (None, None),
+        Judged::Commit(c) => (Some(c.to_string()), Some(store.tree_of(c)?)),
+        Judged::Tree { label, tree } => (Some(label), Some(tree)),
+    };
     let derived = chain::derive(store, sprint)?;
-    judge(store, sprint, label, commit_tree, derived)
-}
-
-/// [`evaluate`] from the objects alone: the chain replayed from its first commit, never from
-/// this machine's kept replay (`verify`, which must reach what a fresh clone in CI reaches).
-pub fn evaluate_uncached(store: &Store, sprint: &SprintId, commit: ObjectId) -> Result<Report> {
-    let derived = match store.ref_target(&super::evidence_ref(sprint))? {
-        Some(tip) => chain::derive_uncached(store, sprint, tip)?,
-        None => chain::Derived {
-            state: super::State::new(sprint),
-            tip: None,
-            problem: None,
-        },
-    };
-    let tree = store.tree_of(commit)?;
-    judge(store, sprint, Some(commit.to_string()), Some(tree), derived)
+    judge(store, sprint, label, tree, derived)
 }
 
 fn judge(
@@ -422,6 +422,7 @@ fn judge(
         agent_turns_ended: crate::hooks::agent::ended_turns(store, sprint)?,
         chain_problem: derived.problem,
         dropped,
+        records: criteria_state,
     })
 }
 

@@ -12,7 +12,6 @@
 
 pub mod chain;
 pub mod gate;
-pub mod kept;
 pub mod merge;
 mod replay;
 mod rules;

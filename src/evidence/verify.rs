@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::chain::{self, Problem};
+use super::chain::Problem;
 use super::gate::{self, Step};
 use super::{CriterionStatus, Proof, Record};
 use crate::contract::checks::{self, Status as CheckStatus};
@@ -163,35 +163,11 @@ fn run_in(
 /// Verifies `sprint` at `commit`; with `rerun`, runs the proven checks again.
 pub fn verify(store: &Store, sprint: &SprintId, commit: ObjectId, rerun: bool) -> Result<Report> {
     let frozen = contract::require_newest(store, sprint)?;
-    // From the objects alone, as a fresh clone in CI has them: never this machine's kept replay.
-    let report = gate::evaluate_uncached(store, sprint, commit)?;
-    let tip = store.ref_target(&super::evidence_ref(sprint))?;
-    // From the objects alone: the local cache of replays is not what CI has.
-    let derived = match tip {
-        Some(t) => chain::derive_uncached(store, sprint, t)?,
-        None => chain::Derived {
-            state: super::State::new(sprint),
-            tip: None,
-            problem: None,
-        },
-    };
+    // From the objects alone, as a fresh clone in CI has them: never this machine's memos.
+    store.forgo_memos();
+    let report = gate::evaluate(store, sprint, gate::Judged::Commit(commit))?;
     let mut missing = report.missing.clone();
-    if derived.problem.is_some() && report.chain_problem.is_none() {
-        let p = derived
-            .problem
-            .clone()
-            .ok_or_else(|| Error::internal("no problem"))?;
-        missing.push(Step {
-            criterion: "evidence".into(),
-            reason: format!(
-                "chain does not replay at {}: {}",
-                &p.commit[..12.min(p.commit.len())],
-                p.what
-            ),
-            command: "git rails doctor".into(),
-        });
-    }
-    let problem = derived.problem.clone().or(report.chain_problem.clone());
+    let problem = report.chain_problem.clone();
     let judged_tree = store.tree_of(commit)?;
     let frozen_files = match contract::pinned::load(store, frozen.tree)? {
         Some(p) => Some(contract::pinned::schema_files(store, frozen.tree, &p)?),
@@ -208,7 +184,7 @@ pub fn verify(store: &Store, sprint: &SprintId, commit: ObjectId, rerun: bool) -
     let mut criteria = Vec::new();
     for check in &frozen.contract.dod.checks {
         let id = &check.id;
-        let c = derived.state.criteria.get(id);
+        let c = report.records.get(id);
         let status = c.map(|c| c.status).unwrap_or(CriterionStatus::Pending);
         let mut account = Vec::new();
         if let Some(c) = c {

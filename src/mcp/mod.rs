@@ -403,7 +403,7 @@ fn evidence_tool(a: EvidenceArgs) -> Result<(String, Value)> {
 fn status_tool(a: SprintArgs) -> Result<(String, Value)> {
     let store = Store::discover()?;
     let sprint = resolve_sprint(&store, a.sprint)?;
-    let report = crate::evidence::kept::evaluate(&store, &sprint, store.head_commit()?)?;
+    let report = gate::evaluate(&store, &sprint, gate::Judged::commit(store.head_commit()?))?;
     let text = format!(
         "{}{}",
         gate::render_status(&report).trim_end(),
@@ -425,7 +425,7 @@ fn gate_tool(a: GateArgs) -> Result<(String, Value)> {
                 .hint("commit the work (`git add` and `git commit`), then call gate again")
         })?,
     };
-    let report = crate::evidence::kept::evaluate(&store, &sprint, Some(commit))
+    let report = gate::evaluate(&store, &sprint, gate::Judged::Commit(commit))
         .map_err(|e| e.context(could_not))?;
     let text = if report.done {
         format!(

@@ -15,7 +15,7 @@ pub const SCHEMA: &str = "rails-doctor/v1";
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
     /// `unreachable-commit`, `missing-commit`, `stale-lock` (a lock file left in the
-    /// repository), `diverged`, `evidence-chain`, `untracked-content`, `kept-replay`, `kept-report`,
+    /// repository), `diverged`, `evidence-chain`, `untracked-content`, `kept-replay` (a memo that disagrees with its records),
     /// `hook`.
     pub kind: String,
     pub what: String,
@@ -244,17 +244,19 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
     // 4. Evidence chains that do not replay, and records that carry files no commit holds.
     for (sprint, tip) in store.refs_under(refs::EVIDENCE)? {
         let sprint = SprintId::recorded(&sprint);
-        let derived = crate::evidence::chain::derive_uncached(store, &sprint, tip)?;
-        if let Some(what) = crate::evidence::chain::cache_disagrees(store, &sprint, &derived) {
+        if let Some(what) = crate::evidence::chain::memo_disagrees(store, &sprint)? {
             findings.push(Finding {
                 kind: "kept-replay".into(),
                 what,
                 fix: format!(
                     "rm {} (the next command replays the chain again)",
-                    crate::evidence::chain::cache_file(store, &sprint).display()
+                    store
+                        .memo_path(crate::store::cache::Memo::EvidenceReplay, sprint.as_str())
+                        .display()
                 ),
             });
         }
+        let derived = crate::evidence::chain::derive_at(store, &sprint, tip)?;
         if let Some(p) = &derived.problem {
             findings.push(Finding {
                 kind: "evidence-chain".into(),
@@ -283,23 +285,7 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
         }
     }
 
-    // 5. Gate reports kept for the current records that a fresh verdict contradicts (a
-    //    file under rails/cache/gate written by hand: the local gate would believe it).
-    for (sprint, _) in store.refs_under(refs::CONTRACTS)? {
-        let sprint = SprintId::recorded(&sprint);
-        if let Some(what) = crate::evidence::kept::check(store, &sprint)? {
-            findings.push(Finding {
-                kind: "kept-report".into(),
-                what,
-                fix: format!(
-                    "rm {} (the next gate computes it again)",
-                    crate::evidence::kept::path(store, &sprint).display()
-                ),
-            });
-        }
-    }
-
-    // 6. Hook scripts missing, not executable, outdated or shadowed.
+    // 5. Hook scripts missing, not executable, outdated or shadowed.
     for p in crate::hooks::status(store).problems {
         findings.push(Finding {
             kind: "hook".into(),

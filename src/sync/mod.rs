@@ -260,9 +260,7 @@ fn reconcile(
             let sprint = &SprintId::recorded(sprint);
             for (side, tip) in [("the remote's", Some(theirs)), ("this clone's", ours)] {
                 let Some(tip) = tip else { continue };
-                if let Some(p) =
-                    crate::evidence::chain::derive_uncached(store, sprint, tip)?.problem
-                {
+                if let Some(p) = crate::evidence::chain::derive_at(store, sprint, tip)?.problem {
                     let conflict = Conflict {
                         name: name.to_string(),
                         kind: "evidence-chain".into(),

@@ -938,8 +938,7 @@ fn a_replayed_chain_is_kept_by_tip_and_a_changed_tip_is_replayed_again() {
     prove(&repo, "c1", "feature.txt");
     repo.git(&["commit", "-q", "-m", "feature"]);
     repo.rails(&["gate", "S"]).ok();
-    let cache = repo.path().join(".git/rails/cache/evidence/S.json");
-    assert!(cache.exists());
+    assert!(memo_file(&repo).exists());
     // A forged commit on top of a cached, good chain is still caught.
     let mut st = state(&repo);
     st["criteria"]["c1"]["cleanupReceipts"] = json!(5);
@@ -985,138 +984,22 @@ fn a_transition_that_also_rewrites_an_earlier_record_does_not_replay() {
         .stdout_has("it also changes cycles/c1/1/red.json, which is not this transition's record");
 }
 
-// ---------------------------------------------------------------------------------------------
-// the kept verdict
-
-fn kept_file(repo: &TestRepo) -> std::path::PathBuf {
-    repo.path().join(".git/rails/cache/gate/S.json")
+/// The replay memo of `S` (`store::cache`): the build, the key and the kept replay, a line each.
+fn memo_file(repo: &TestRepo) -> std::path::PathBuf {
+    repo.path().join(".git/rails/cache/evidence/S.memo")
 }
 
-#[test]
-fn the_kept_verdict_is_read_only_for_the_same_records_and_tree() {
-    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
-    prove(&repo, "c1", "feature.txt");
-    repo.commit_all("feature");
-    repo.rails(&["gate", "S"]).ok();
-    let kept: Value = serde_json::from_slice(&std::fs::read(kept_file(&repo)).unwrap()).unwrap();
-    assert_eq!(kept["report"]["done"], true, "{kept}");
-    assert_eq!(
-        kept["key"]["tree"],
-        repo.git(&["rev-parse", "HEAD^{tree}"]).trim(),
-        "{kept}"
-    );
-    // The same ask again reads it and says the same.
-    let again = repo.rails(&["gate", "S"]);
-    again.ok();
-    assert!(again.stdout.contains("gate passed"), "{again}");
-
-    // A new tree misses the key: the change is judged, not the kept verdict.
-    repo.write("feature.txt", "changed\n");
-    repo.commit_all("change");
-    let stale = repo.rails(&["gate", "S"]);
-    assert_eq!(stale.code, 2, "{stale}");
-    assert!(stale.stdout.contains("is stale"), "{stale}");
-    // A new record misses it too.
-    accept(&repo, "recheck", "c1", &[]);
-    let rechecked = repo.rails(&["gate", "S"]);
-    assert_eq!(rechecked.code, 0, "{rechecked}");
-    // And a report kept by another build of the tool is never read.
-    let mut other: Value =
-        serde_json::from_slice(&std::fs::read(kept_file(&repo)).unwrap()).unwrap();
-    other["key"]["build"] = json!("0.0.0/1/1");
-    other["report"]["done"] = json!(false);
-    std::fs::write(kept_file(&repo), other.to_string()).unwrap();
-    repo.rails(&["gate", "S"]).ok();
+/// The kept replay (the memo's value) and the lines before it.
+fn read_memo(repo: &TestRepo) -> (String, Value) {
+    let text = std::fs::read_to_string(memo_file(repo)).unwrap();
+    let mut parts = text.splitn(3, '\n');
+    let head = format!("{}\n{}\n", parts.next().unwrap(), parts.next().unwrap());
+    (head, serde_json::from_str(parts.next().unwrap()).unwrap())
 }
 
-/// `doctor --json` fails with a `kept-report` finding whose text holds `says`.
-#[track_caller]
-fn doctor_says_kept_report(repo: &TestRepo, says: &str) {
-    let doctor = repo.rails(&["doctor", "--json"]);
-    assert_eq!(doctor.code, 1, "{doctor}");
-    let findings = doctor.json()["findings"].clone();
-    let f = findings
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["kind"] == "kept-report")
-        .unwrap_or_else(|| panic!("no kept-report finding: {doctor}"));
-    assert!(f["what"].as_str().unwrap().contains(says), "{doctor}");
-}
-
-/// Asked again about the same commit, the gate answers from the refs and the kept file alone
-/// (no object is read: the object store can be gone); another commit with the same tree still
-/// hits; a kept file that names a commit with another tree than the one kept is caught by
-/// doctor.
-#[test]
-fn the_kept_verdict_of_the_same_commit_reads_no_object() {
-    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
-    prove(&repo, "c1", "feature.txt");
-    repo.commit_all("feature");
-    repo.rails(&["gate", "S"]).ok();
-    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
-    let kept: Value = serde_json::from_slice(&std::fs::read(kept_file(&repo)).unwrap()).unwrap();
-    assert_eq!(kept["key"]["commit"], head.as_str(), "{kept}");
-
-    let objects = repo.path().join(".git/objects");
-    let away = repo.path().join(".git/objects-away");
-    std::fs::rename(&objects, &away).unwrap();
-    std::fs::create_dir(&objects).unwrap();
-    let blind = repo.rails(&["gate", "S"]);
-    std::fs::remove_dir(&objects).unwrap();
-    std::fs::rename(&away, &objects).unwrap();
-    blind.ok();
-    assert!(blind.stdout.contains("gate passed"), "{blind}");
-
-    // A new commit with the same tree: a hit by the tree, kept again for the new commit.
-    repo.git(&["commit", "-q", "--amend", "-m", "feature, reworded"]);
-    let amended = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
-    repo.rails(&["gate", "S"]).ok();
-    let kept: Value = serde_json::from_slice(&std::fs::read(kept_file(&repo)).unwrap()).unwrap();
-    assert_eq!(kept["key"]["commit"], amended.as_str(), "{kept}");
-    assert_eq!(
-        kept["key"]["tree"],
-        repo.git(&["rev-parse", "HEAD^{tree}"]).trim()
-    );
-
-    // The forgery this makes possible: a kept verdict naming HEAD beside another tree's report.
-    repo.write("feature.txt", "");
-    repo.commit_all("empties the feature");
-    let now = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
-    let mut forged = kept.clone();
-    forged["key"]["commit"] = json!(now);
-    std::fs::write(kept_file(&repo), forged.to_string()).unwrap();
-    doctor_says_kept_report(&repo, &format!("names commit {now} with tree"));
-    assert_ne!(repo.rails(&["verify", "S"]).code, 0);
-}
-
-#[test]
-fn a_hand_written_kept_verdict_is_caught_by_doctor_verify_and_the_agent_hook() {
-    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
-    repo.write("feature.txt", "done\n");
-    repo.commit_all("unproven work");
-    assert_eq!(repo.rails(&["gate", "S"]).code, 2);
-    // The cheapest forgery: flip the kept verdict to done.
-    let mut kept: Value =
-        serde_json::from_slice(&std::fs::read(kept_file(&repo)).unwrap()).unwrap();
-    kept["report"]["done"] = json!(true);
-    kept["report"]["missing"] = json!([]);
-    std::fs::write(kept_file(&repo), kept.to_string()).unwrap();
-
-    doctor_says_kept_report(&repo, "says done but its records say not done");
-    // CI's check never reads it.
-    let verify = repo.rails(&["verify", "S"]);
-    assert_ne!(verify.code, 0, "{verify}");
-    // Nor does the agent's Stop hook: the agent could have written the file.
-    repo.git(&["config", "branch.main.railsSprint", "S"]);
-    let (code, stderr) = crate::hooks::agent_hook(
-        &repo,
-        repo.path(),
-        &json!({"session_id": "s1", "hook_event_name": "Stop", "stop_hook_active": false}),
-    );
-    assert_eq!(code, 2, "{stderr}");
-}
-
+/// The cheapest forgery of the one memo there is: the replay of a chain set back to its RED
+/// replaced by the proven one. `doctor` names it; `verify` (what CI runs) never reads a memo; a
+/// memo of another build is never read.
 #[test]
 fn a_hand_written_kept_replay_is_caught_by_doctor_and_verify() {
     let repo = frozen(json!([needs_file("c1", "feature.txt")]));
@@ -1129,13 +1012,13 @@ fn a_hand_written_kept_replay_is_caught_by_doctor_and_verify() {
     accept(&repo, "cleanup", "c1", &["--note", "nothing was started"]);
     repo.commit_all("feature");
     repo.rails(&["status", "S"]).ok(); // a reader replays the chain and keeps the replay
-    let path = repo.path().join(".git/rails/cache/evidence/S.json");
-    // The forgery: the chain set back to its RED, and the proven replay kept for that tip.
-    let mut kept: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+                                       // The forgery: the chain set back to its RED, and the proven replay kept for that tip.
+    let (head, mut kept) = read_memo(&repo);
     repo.git(&["update-ref", "refs/rails/evidence/S", &red_tip]);
     kept["tip"] = json!(red_tip);
-    std::fs::write(&path, kept.to_string()).unwrap();
-    let _ = std::fs::remove_dir_all(repo.path().join(".git/rails/cache/gate"));
+    std::fs::write(memo_file(&repo), format!("{head}{kept}")).unwrap();
+    // The local gate believes it (the memo is trusted as the hooks are) ...
+    repo.rails(&["gate", "S"]).ok();
 
     let doctor = repo.rails(&["doctor", "--json"]);
     assert_eq!(doctor.code, 1, "{doctor}");
@@ -1152,4 +1035,11 @@ fn a_hand_written_kept_replay_is_caught_by_doctor_and_verify() {
     assert_ne!(verify.code, 0, "{verify}");
     assert!(verify.stdout.contains("\"red\""), "{verify}");
     assert!(!verify.stdout.contains("\"done\": true"), "{verify}");
+
+    // verify neither read nor replaced it: the local gate still believes it ...
+    repo.rails(&["gate", "S"]).ok();
+    // ... but a memo written by another build is never read: the chain is replayed (c1 is red).
+    let (_, kept) = read_memo(&repo);
+    std::fs::write(memo_file(&repo), format!("another-build\nnone\n{kept}")).unwrap();
+    assert_eq!(repo.rails(&["gate", "S"]).code, 2);
 }

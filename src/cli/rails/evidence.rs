@@ -1,6 +1,7 @@
 //! `git rails evidence <transition>`, `status`, `report` and `verify`.
 
 use super::*;
+use crate::evidence::gate::Judged;
 
 pub(super) fn cmd_evidence(t: Transition, a: EvidenceArgs) -> Result<Outcome> {
     let store = Store::discover()?;
@@ -74,7 +75,7 @@ pub(super) fn cmd_status(a: StatusArgs) -> Result<Outcome> {
     let store = Store::discover()?;
     let sprint = crate::contract::resolve_sprint(&store, a.sprint)?;
     let head = store.head_commit()?;
-    let report = crate::evidence::kept::evaluate(&store, &sprint, head)?;
+    let report = crate::evidence::gate::evaluate(&store, &sprint, Judged::commit(head))?;
     if a.json {
         crate::cli::print_json(&report)?;
     } else {
@@ -91,7 +92,7 @@ pub(super) fn cmd_report(a: ReportArgs) -> Result<Outcome> {
         Some(rev) => Some(store.resolve_commit(rev)?),
         None => store.head_commit()?,
     };
-    let report = crate::evidence::gate::evaluate(&store, &sprint, commit)?;
+    let report = crate::evidence::gate::evaluate(&store, &sprint, Judged::commit(commit))?;
     let (_, tip) = crate::evidence::load(&store, &sprint)?;
     let done = report.done;
     let view = crate::report::rails::load(&store, report, tip)?;

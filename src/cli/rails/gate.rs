@@ -2,6 +2,7 @@
 //! path (see `HotCli` in the parent).
 
 use super::*;
+use crate::evidence::gate::Judged;
 
 pub(super) fn cmd_gate(a: GateArgs) -> Result<Outcome> {
     let format = match a
@@ -30,7 +31,7 @@ pub(super) fn cmd_gate(a: GateArgs) -> Result<Outcome> {
             )
         })?,
     };
-    let report = crate::evidence::kept::evaluate(&store, &sprint, Some(commit))
+    let report = crate::evidence::gate::evaluate(&store, &sprint, Judged::Commit(commit))
         .map_err(|e| e.context(could_not))?;
     if format == "markdown" {
         out!("{}", crate::report::rails::markdown(&report));

@@ -79,10 +79,10 @@ pub fn agent_stop(store: &Store, event: &str) -> Result<HookResult> {
     };
     let mut sprint = kept.as_ref().map(|k| k.sprint.clone());
     // A kept sprint that is done now releases the session; the branch's sprint is next.
-    // The agent asks here, so its verdict is computed, never read from a kept report it
-    // could have written itself (evidence::kept).
     if let (Some(id), Some(s)) = (session, sprint.as_deref()) {
-        if gate::evaluate(store, &SprintId::recorded(s), head).is_ok_and(|r| r.done) {
+        if gate::evaluate(store, &SprintId::recorded(s), gate::Judged::commit(head))
+            .is_ok_and(|r| r.done)
+        {
             agent::forget(store, id)?;
             out.say(format!("git-rails: {s} is done; session {id} is released"));
             kept = None;
@@ -99,7 +99,8 @@ pub fn agent_stop(store: &Store, event: &str) -> Result<HookResult> {
         out.say("git-rails: no sprint is bound to the branch or named by HEAD; nothing to gate");
         return Ok(out);
     };
-    let checked = SprintId::parse(&sprint).and_then(|s| Ok((gate::evaluate(store, &s, head)?, s)));
+    let checked = SprintId::parse(&sprint)
+        .and_then(|s| Ok((gate::evaluate(store, &s, gate::Judged::commit(head))?, s)));
     let (report, sprint) = match checked {
         Ok(r) => r,
         Err(e) => {

@@ -65,12 +65,19 @@ pub fn commit_msg(store: &Store, message_file: &Path) -> Result<HookResult> {
         for sprint in done {
             let sprint =
                 SprintId::parse(&sprint).map_err(|e| e.context("commit-msg: Rails-Done"))?;
-            let report = kept::evaluate_tree(store, &sprint, Some("the index".into()), Some(tree))
-                .map_err(|e| {
-                    e.context(format!(
-                        "the verification gate could not run for {sprint}; completion remains blocked"
-                    ))
-                })?;
+            let report = gate::evaluate(
+                store,
+                &sprint,
+                gate::Judged::Tree {
+                    label: "the index".into(),
+                    tree,
+                },
+            )
+            .map_err(|e| {
+                e.context(format!(
+                    "the verification gate could not run for {sprint}; completion remains blocked"
+                ))
+            })?;
             if !report.done {
                 out.code = 2;
                 out.say(format!(

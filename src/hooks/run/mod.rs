@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use crate::contract;
 use crate::contract::SprintId;
 use crate::error::{Error, Result};
-use crate::evidence::{gate, kept};
+use crate::evidence::gate;
 use crate::store::refs::Namespace;
 use crate::store::{ObjectId, Store};
 
@@ -241,14 +241,6 @@ impl Policy {
     }
 }
 
-/// Where a verdict comes from: what this machine kept for the same records and tree (the
-/// client's hooks), or computed afresh (the server, which trusts no client's files).
-#[derive(Clone, Copy)]
-enum Judge {
-    Kept,
-    Fresh,
-}
-
 /// Judges one update of `target` to `tip`: every sprint the new commits name (those not
 /// reachable from `stop`) must be done at `tip`; with requireSprint, naming none is refused.
 /// `label` names the update for the user ("push of refs/heads/tmp" when it differs from
@@ -259,7 +251,6 @@ fn judge_update(
     label: &str,
     target: &str,
     (tip, stop): (ObjectId, &HashSet<ObjectId>),
-    judge: Judge,
     out: &mut HookResult,
 ) -> Result<bool> {
     let sprints = trailer_sprints(store, tip, stop)?;
@@ -286,12 +277,7 @@ fn judge_update(
     for sprint in &sprints {
         let sprint = &SprintId::parse(sprint)
             .map_err(|e| e.context(format!("a Rails-Sprint trailer in {label}")))?;
-        // The client may read what it kept; the server judges every push afresh.
-        let report = match judge {
-            Judge::Kept => kept::evaluate(store, sprint, Some(tip)),
-            Judge::Fresh => gate::evaluate(store, sprint, Some(tip)),
-        }
-        .map_err(|e| {
+        let report = gate::evaluate(store, sprint, gate::Judged::Commit(tip)).map_err(|e| {
             e.context(format!(
                 "the verification gate could not run for {sprint} on {label}; completion remains blocked (skip on purpose with RAILS_SKIP=1)"
             ))

@@ -63,7 +63,6 @@ pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> 
             &label,
             &l.remote_ref,
             (tip, &stop),
-            Judge::Kept,
             &mut out,
         )? {
             blocked = true;

@@ -110,7 +110,6 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
                 &format!("update of {name}"),
                 name,
                 (tip, &stop),
-                Judge::Fresh,
                 &mut lines,
             )? {
                 out.code = 1;
