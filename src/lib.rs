@@ -31,6 +31,7 @@ pub mod extras;
 pub mod hooks;
 pub mod mcp;
 pub mod pipeline;
+pub mod policy;
 pub mod process;
 pub mod report;
 pub mod spar;

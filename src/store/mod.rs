@@ -17,6 +17,7 @@ mod refdb;
 pub mod refs;
 mod reftable;
 mod review;
+mod signed;
 mod trees;
 mod worktree;
 
@@ -27,6 +28,8 @@ pub use porcelain::RemoteOutcome;
 #[cfg(test)]
 pub use porcelain::{temp_repo, test_git};
 pub use refdb::LeftLock;
+pub use signed::CommitSignature;
+use signed::Signing;
 pub use trees::ChangedEntry;
 
 use std::collections::HashMap;
@@ -416,6 +419,17 @@ impl Store {
         self.append_commit_with_trees(refname, expected, files, &[], message)
     }
 
+    /// [`Store::append_commit`] whose commit is signed as `git commit -S` signs one.
+    pub fn append_commit_signed(
+        &self,
+        refname: &str,
+        expected: Option<ObjectId>,
+        files: &[(String, Vec<u8>)],
+        message: &str,
+    ) -> Result<Option<ObjectId>> {
+        self.write_record_commit(refname, expected, files, &[], message, Signing::AsGitSigns)
+    }
+
     /// [`Store::append_commit`] that also puts existing trees at paths of the record tree, so a
     /// record carries what it points at: a push or fetch of the ref brings those trees along.
     pub fn append_commit_with_trees(
@@ -425,6 +439,18 @@ impl Store {
         files: &[(String, Vec<u8>)],
         trees: &[(String, ObjectId)],
         message: &str,
+    ) -> Result<Option<ObjectId>> {
+        self.write_record_commit(refname, expected, files, trees, message, Signing::Unsigned)
+    }
+
+    fn write_record_commit(
+        &self,
+        refname: &str,
+        expected: Option<ObjectId>,
+        files: &[(String, Vec<u8>)],
+        trees: &[(String, ObjectId)],
+        message: &str,
+        sign: Signing,
     ) -> Result<Option<ObjectId>> {
         let base_tree = match expected {
             Some(parent) => self.tree_of(parent)?,
@@ -446,16 +472,21 @@ impl Store {
                 .ctx(format!("adding {path} to the record tree"))?;
         }
         let tree = editor.write().ctx("writing the record tree")?.detach();
-        let sig = self.signature();
-        let mut buf = gix::date::parse::TimeBuf::default();
-        let s = sig.to_ref(&mut buf);
-        let commit = self
-            .repo
-            .new_commit_as(s, s, message, tree, expected)
-            .ctx("writing the record commit")?;
+        let commit = match sign {
+            Signing::Unsigned => {
+                let sig = self.signature();
+                let mut buf = gix::date::parse::TimeBuf::default();
+                let s = sig.to_ref(&mut buf);
+                self.repo
+                    .new_commit_as(s, s, message, tree, expected)
+                    .ctx("writing the record commit")?
+                    .id
+            }
+            Signing::AsGitSigns => self.signed_commit(tree, expected, message)?,
+        };
         let log = message.lines().next().unwrap_or("record");
-        if self.refdb_cas(refname, commit.id, expected, log)? {
-            Ok(Some(commit.id))
+        if self.refdb_cas(refname, commit, expected, log)? {
+            Ok(Some(commit))
         } else {
             Ok(None)
         }
