@@ -447,3 +447,39 @@ fn the_action_fails_the_job_when_a_gate_blocks() {
     assert!(work.join("rails-spar-results/rails-verify.xml").exists());
     assert!(work.join("rails-spar-results/spar.sarif").exists());
 }
+
+/// The `scripts/ci.sh` steps a file calls, in order.
+fn ci_steps(text: &str) -> Vec<String> {
+    let mut steps = Vec::new();
+    for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
+        let mut rest = line;
+        while let Some(i) = rest.find("scripts/ci.sh\" ") {
+            rest = &rest[i + "scripts/ci.sh\" ".len()..];
+            steps.push(rest.split_whitespace().next().unwrap_or("").to_string());
+        }
+    }
+    steps
+}
+
+/// The GitLab template is not run here (it needs GitLab's runner and a clone URL of this
+/// repository), so it is held to the action: the same `scripts/ci.sh` steps in the same order,
+/// and only steps the script has.
+#[test]
+fn the_gitlab_template_runs_the_same_steps_as_the_action() {
+    let action = std::fs::read_to_string(root().join("action.yml")).unwrap();
+    let gitlab = std::fs::read_to_string(root().join("ci/gitlab/rails-spar.yml")).unwrap();
+    let script = std::fs::read_to_string(root().join("scripts/ci.sh")).unwrap();
+    let want = ["install", "fetch", "verify", "review", "finish"];
+    assert_eq!(ci_steps(&action), want);
+    assert_eq!(ci_steps(&gitlab), want);
+    for step in want {
+        assert!(
+            script.contains(&format!("\n{step})\n")),
+            "scripts/ci.sh has no step {step}"
+        );
+    }
+    assert!(
+        gitlab.contains("GIT_DEPTH: \"0\""),
+        "the template checks out the whole history"
+    );
+}
