@@ -20,6 +20,13 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 root=${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}
 say() { echo "install: $*"; }
 
+# The build needs Rust and a C compiler (README: Requirements); say so rather than end in
+# `cargo: not found`.
+if [ "${RAILS_INSTALL_SKIP_CARGO:-}" != 1 ] && ! command -v cargo >/dev/null 2>&1; then
+  echo "install: cargo is not installed: git-rails and git-spar are built from this checkout. Install Rust 1.89 or newer (https://rustup.rs) and a C compiler (cc), then run \`sh scripts/install.sh\` again." >&2
+  exit 1
+fi
+
 # git-rails is then linked again statically where glibc's static library is there (Linux, a
 # *-linux-gnu toolchain, `cc -print-file-name=libc.a` finds it): git runs the hooks'
 # `git-rails` on every commit and push, and the dynamic loader's work (libc and libgcc_s, their

@@ -204,3 +204,26 @@ fn the_quick_start_reaches_a_passing_gate_and_the_push_hook() {
     let push = run_block("git push origin main", home.path(), own.path(), &[]);
     push.ok().stderr_has("SPRINT-001 v1 is done");
 }
+
+/// The install on a machine without Rust says what the README's requirements say, instead of
+/// ending in `cargo: not found` (127).
+#[test]
+fn the_install_without_cargo_names_the_requirements() {
+    let home = tempfile::tempdir().unwrap();
+    // A PATH holding only what the script needs before it looks for cargo.
+    let tools = home.path().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::os::unix::fs::symlink("/usr/bin/dirname", tools.join("dirname")).unwrap();
+    let mut cmd = hermetic_command("/bin/sh", home.path(), &root());
+    cmd.arg(root().join("scripts/install.sh"))
+        .env("PATH", &tools)
+        .env("CARGO_INSTALL_ROOT", home.path().join("root"));
+    let out = Run::of(&mut cmd);
+    out.code(1)
+        .stderr_has("install: cargo is not installed")
+        .stderr_has("Rust 1.89 or newer (https://rustup.rs) and a C compiler");
+    assert!(
+        !home.path().join("root").exists(),
+        "nothing was installed: {out}"
+    );
+}
