@@ -19,6 +19,13 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 root=${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}
 say() { echo "install: $*"; }
 
+# The build needs Rust and a C compiler (README: Requirements); say so rather than end in
+# `cargo: not found`.
+if [ "${RAILS_INSTALL_SKIP_CARGO:-}" != 1 ] && ! command -v cargo >/dev/null 2>&1; then
+  echo "install: cargo is not installed: git-rails and git-spar are built from this checkout. Install Rust 1.89 or newer (https://rustup.rs) and a C compiler (cc), then run \`sh scripts/install.sh\` again." >&2
+  exit 1
+fi
+
 # RAILS_INSTALL_SKIP_CARGO=1: the binaries are already in <root>/bin (the project's tests).
 if [ "${RAILS_INSTALL_SKIP_CARGO:-}" != 1 ]; then
   # The binaries are what plain `cargo install --locked --path .` builds.

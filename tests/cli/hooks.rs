@@ -369,6 +369,12 @@ fn a_missing_binary_fails_closed_and_status_finds_problems() {
     let out = repo.git_env(&["push", "origin", "main"], &[("PATH", &no_bins)]);
     assert_ne!(out.code, 0, "{out}");
     assert!(out.stderr.contains("git-rails is not on PATH"), "{out}");
+    // The install the README gives, not a bare `cargo install` (no man pages, no extras).
+    assert!(
+        out.stderr
+            .contains("Install it (sh scripts/install.sh in a rails-spar checkout)"),
+        "{out}"
+    );
     assert_eq!(remote_ref(remote.path(), "refs/heads/main"), None);
 
     let hook = repo.path().join(".git/hooks/commit-msg");

@@ -8,11 +8,13 @@
 mod harness;
 
 mod agent;
+mod ci_action;
 mod contract_checks;
 mod contract_freeze;
 mod contract_generate;
 mod contract_schema;
 mod contract_validate;
+mod docs;
 mod evidence;
 mod evidence_durability;
 mod first_hour;
@@ -26,6 +28,7 @@ mod man_pages;
 mod mcp;
 mod model_server;
 mod pipeline;
+mod readme;
 mod real_cli;
 mod real_mcp;
 mod real_spar;

@@ -1,7 +1,7 @@
 //! `git rails verify`: the replay told per criterion, and `--rerun`, which runs each proven
 //! check again in a clean temporary checkout (a GREEN that does not pass again, or a RED that
 //! does not fail again, is caught), never touching the work tree or the index; and the CI
-//! recipe of the README run against a bare remote and a fresh clone.
+//! recipe of the guide (docs/src/ci.md) run against a bare remote and a fresh clone.
 
 use crate::evidence::{accept, frozen, needs_file, prove};
 use crate::harness::{check, TestRepo};
@@ -166,8 +166,8 @@ fn rerun_passes_an_honest_proof_and_skips_runtime_checks() {
     assert!(xml.contains("failures=\"0\""), "{xml}");
 }
 
-/// The README's CI recipe: a fresh clone fetches the records and runs verify --rerun on the
-/// commit, against a bare remote.
+/// The CI recipe (docs/src/ci.md; scripts/ci.sh's fetch and verify): a fresh clone fetches the
+/// records and runs verify --rerun on the commit, against a bare remote.
 #[test]
 fn the_ci_recipe_runs_on_a_fresh_clone() {
     let repo = frozen(json!([needs_file("c1", "feature.txt")]));
