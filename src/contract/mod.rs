@@ -354,12 +354,18 @@ pub fn list(store: &Store) -> Result<Vec<Frozen>> {
 
 /// Freezes the draft of `sprint`: v1 when the sprint was never frozen, or (with `bump`) the
 /// next version on top of the tip. Returns the new version.
+///
+/// With `sign` (or `commit.gpgSign` true) the version's commit is signed as `git commit -S`
+/// signs one, so a policy's planner can vouch for it; a signed bump of a draft that equals the
+/// frozen version re-states it (the way to sign a version frozen unsigned).
 pub fn freeze(
     store: &Store,
     sprint: &SprintId,
     bump: bool,
     drops: &[DropRequest],
+    sign: bool,
 ) -> Result<Frozen> {
+    let sign = sign || store.config_flag("commit.gpgSign");
     if !bump && !drops.is_empty() {
         return Err(Error::usage(
             "--drop needs --bump: only a new version can drop a criterion of an earlier one",
@@ -406,13 +412,14 @@ pub fn freeze(
             if t.contract.to_canonical_json() == contract.to_canonical_json()
                 && drops.is_empty()
                 && same_pins
+                && !sign
             {
                 return Err(Error::refused(format!(
                     "the draft of {sprint} equals the frozen {}; there is nothing to bump",
                     t.version
                 ))
                 .hint(format!(
-                    "change the draft with `git rails contract edit {sprint} --next` first"
+                    "change the draft with `git rails contract edit {sprint} --next` first (or sign the same checks with `git rails contract freeze {sprint} --bump --sign`)"
                 )));
             }
             next_version(&t.version)
@@ -433,6 +440,9 @@ pub fn freeze(
         )],
     };
     let mut changes = changes;
+    if changes.is_empty() && sign {
+        changes.push("the same checks, frozen again to be signed".to_string());
+    }
     for d in &dropped {
         changes.push(format!(
             "dropped {} ({}; blocking in {}): {}",
@@ -469,7 +479,12 @@ pub fn freeze(
         files.push((DROPPED_FILE.to_string(), bytes));
     }
     let expected = tip.as_ref().map(|t| t.commit);
-    let Some(commit) = store.append_commit(&contract_ref(sprint), expected, &files, &msg)? else {
+    let written = if sign {
+        store.append_commit_signed(&contract_ref(sprint), expected, &files, &msg)?
+    } else {
+        store.append_commit(&contract_ref(sprint), expected, &files, &msg)?
+    };
+    let Some(commit) = written else {
         return Err(Error::refused(format!(
             "another freeze of {sprint} landed while this one was being written; nothing was written"
         ))

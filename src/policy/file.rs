@@ -65,6 +65,7 @@ pub(super) fn read(store: &Store, commit: ObjectId) -> Result<Option<Said>> {
         let content = String::from_utf8(content)
             .map_err(|_| Error::refused(format!("{path} at {short} is not UTF-8 text")))?;
         said.allowed_signers = Some((at, content));
+        said.signers_path = Some(path);
     }
     for (role, names) in [
         (Role::Planner, parsed.planner),

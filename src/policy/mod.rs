@@ -65,6 +65,8 @@ pub struct Policy {
     pub source: String,
     /// The allowed-signers file's content.
     allowed_signers: String,
+    /// Its path in the commit the policy was read from (None: from git configuration).
+    signers_path: Option<String>,
     roles: BTreeMap<Role, BTreeSet<String>>,
     /// Sprints a protected ref owes, by full ref name.
     owes: BTreeMap<String, Vec<String>>,
@@ -86,6 +88,7 @@ pub enum Source {
 #[derive(Debug, Default, Clone)]
 struct Said {
     allowed_signers: Option<(String, String)>,
+    signers_path: Option<String>,
     roles: BTreeMap<Role, BTreeSet<String>>,
     owes: BTreeMap<String, Vec<String>>,
 }
@@ -114,9 +117,16 @@ impl Policy {
         Ok(Some(Policy {
             source,
             allowed_signers,
+            signers_path: said.signers_path,
             roles: said.roles,
             owes: said.owes,
         }))
+    }
+
+    /// The allowed-signers file's path in the commit the policy came from, when it came from
+    /// the committed file.
+    pub fn signers_path(&self) -> Option<&str> {
+        self.signers_path.as_deref()
     }
 
     /// The principals holding `role`.
@@ -229,6 +239,7 @@ fn tighten(file: Said, config: Said) -> Said {
     }
     Said {
         allowed_signers: file.allowed_signers,
+        signers_path: file.signers_path,
         roles,
         owes,
     }

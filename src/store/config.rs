@@ -24,6 +24,16 @@ impl Store {
             .map(|v| v.to_str_lossy().into_owned())
     }
 
+    /// Whether a boolean key is set true (`true`, `yes`, `on`, `1`), as git reads booleans.
+    pub fn config_flag(&self, key: &str) -> bool {
+        self.config_string(key).is_some_and(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "true" | "yes" | "on" | "1"
+            )
+        })
+    }
+
     /// Every value of a multi-valued configuration key (all scopes, then `git -c`).
     pub fn config_strings(&self, key: &str) -> Vec<String> {
         let mut out: Vec<String> = self

@@ -8,6 +8,7 @@
 mod harness;
 
 mod agent;
+mod authority;
 mod ci_action;
 mod contract_checks;
 mod contract_freeze;

@@ -229,7 +229,7 @@ pub(super) fn cmd_freeze(a: FreezeArgs) -> Result<Outcome> {
                 .unwrap_or_default(),
         })
         .collect();
-    let f = crate::contract::freeze(&store, &sprint, a.bump, &drops)?;
+    let f = crate::contract::freeze(&store, &sprint, a.bump, &drops, a.sign)?;
     if a.json {
         crate::cli::print_json(&crate::contract::frozen_json(&f))?;
     } else {

@@ -511,6 +511,10 @@ pub struct FreezeArgs {
     /// same order, or one for all); status, gate and the version's commit show it
     #[arg(long = "reason", value_name = "TEXT", requires = "drop")]
     pub reason: Vec<String>,
+    /// Sign the version's commit as `git commit -S` signs one (also when commit.gpgSign is
+    /// true): a signing policy counts a sprint only when an allowed planner signed it
+    #[arg(long)]
+    pub sign: bool,
     /// Print the frozen version as JSON
     #[arg(long)]
     pub json: bool,

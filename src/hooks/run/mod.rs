@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::evidence::gate;
 use crate::store::refs::Namespace;
 use crate::store::{ObjectId, Store};
+use authority::Authority;
 
 /// What a hook says and how it ends.
 #[derive(Debug, Default)]
@@ -245,15 +246,25 @@ impl Policy {
 /// reachable from `stop`) must be done at `tip`; with requireSprint, naming none is refused.
 /// `label` names the update for the user ("push of refs/heads/tmp" when it differs from
 /// `target`, else the whole phrase). Returns whether it blocked.
+///
+/// With a signing policy in force ([`Authority`]) the pusher cannot choose the sprint that
+/// judges the push: the sprints the policy says `target` owes are judged too; a sprint counts
+/// only when its frozen version (the contract ref's tip) is signed by an allowed planner, and
+/// only when its gate had not already passed at the ref's old tip (a finished sprint never
+/// covers later work); and a protected ref's update must name or owe one.
 fn judge_update(
     store: &Store,
     policy: &Policy,
+    authority: Option<&Authority>,
     label: &str,
     target: &str,
     (tip, stop): (ObjectId, &HashSet<ObjectId>),
     out: &mut HookResult,
 ) -> Result<bool> {
-    let sprints = trailer_sprints(store, tip, stop)?;
+    let mut sprints = trailer_sprints(store, tip, stop)?;
+    if let Some(a) = authority {
+        sprints.extend(a.policy.owed_by(target).iter().cloned());
+    }
     let short = &tip.to_string()[..7];
     let what = if label.contains(' ') || label == target {
         label.to_string()
@@ -261,6 +272,14 @@ fn judge_update(
         format!("push of {label} to {target}")
     };
     if sprints.is_empty() {
+        if let Some(a) = authority.filter(|_| policy.has_patterns()) {
+            out.say(format!(
+                "git-rails: {what} refused: its new commits name no sprint, and under the signing policy ({}) a protected ref is judged by a sprint a planner signed",
+                a.policy.source
+            ));
+            out.say("  commit on a branch bound with `git rails contract bind <sprint>` (the commit-msg hook adds the `Rails-Sprint:` trailer), or name the sprint the ref owes in the policy (`owes`)");
+            return Ok(true);
+        }
         if policy.require_sprint {
             out.say(format!(
                 "git-rails: {what} refused: its new commits name no sprint, and rails.requireSprint is true"
@@ -277,6 +296,20 @@ fn judge_update(
     for sprint in &sprints {
         let sprint = &SprintId::parse(sprint)
             .map_err(|e| e.context(format!("a Rails-Sprint trailer in {label}")))?;
+        if let Some(a) = authority {
+            if let Some(why) = authority::not_counted(store, a, sprint)? {
+                blocked = true;
+                let mut lines = why.lines();
+                out.say(format!(
+                    "git-rails: {what} refused: {}",
+                    lines.next().unwrap_or_default()
+                ));
+                for l in lines {
+                    out.say(l.to_string());
+                }
+                continue;
+            }
+        }
         let report = gate::evaluate(store, sprint, gate::Judged::Commit(tip)).map_err(|e| {
             e.context(format!(
                 "the verification gate could not run for {sprint} on {label}; completion remains blocked (skip on purpose with RAILS_SKIP=1)"
@@ -329,6 +362,7 @@ fn pushed_commit(store: &Store, hook: &str, name: &str, oid: ObjectId) -> Result
 }
 
 mod agent_stop;
+mod authority;
 mod commit_msg;
 mod pre_push;
 mod pre_receive;

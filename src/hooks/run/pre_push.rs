@@ -57,9 +57,27 @@ pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> 
         } else {
             l.local_ref.clone()
         };
+        // The signing policy as the server will read it: from the remote's ref before the
+        // push (when this clone has that commit), tightened by this clone's configuration.
+        let old = ObjectId::from_hex(l.remote_oid.as_bytes())
+            .ok()
+            .filter(|id| !is_zero(&l.remote_oid) && store.has_object(*id));
+        let source = old.map_or(crate::policy::Source::Clone, crate::policy::Source::At);
+        let signing = crate::policy::Policy::load(store, source)?;
+        let authority = signing.as_ref().map(|policy| Authority { policy, old });
+        if let Some(a) = &authority {
+            let changes = authority::policy_changes(store, a, tip, &stop)?;
+            if !changes.is_empty() {
+                blocked = true;
+                for c in changes {
+                    out.say(format!("git-rails: push of {} refused: {c}", l.remote_ref));
+                }
+            }
+        }
         if judge_update(
             store,
             &policy,
+            authority.as_ref(),
             &label,
             &l.remote_ref,
             (tip, &stop),

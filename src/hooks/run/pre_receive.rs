@@ -104,9 +104,27 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
                     .collect()
             });
             let mut lines = HookResult::default();
+            // The signing policy: this server's own configuration, else the file on the
+            // protected ref as it stood before this push (never the pushed commits').
+            let old_tip = (!is_zero(old))
+                .then(|| ObjectId::from_hex(old.as_bytes()).ok())
+                .flatten();
+            let signing =
+                crate::policy::Policy::load(store, crate::policy::Source::Server(old_tip))?;
+            let authority = signing.as_ref().map(|policy| Authority {
+                policy,
+                old: old_tip,
+            });
+            if let Some(a) = &authority {
+                for c in authority::policy_changes(&view, a, tip, &stop)? {
+                    out.code = 1;
+                    out.say(format!("git-rails: update of {name} refused: {c}"));
+                }
+            }
             if judge_update(
                 &view,
                 &policy,
+                authority.as_ref(),
                 &format!("update of {name}"),
                 name,
                 (tip, &stop),
