@@ -56,9 +56,24 @@ pub fn problem(root: &Path, path: &str) -> Option<String> {
         }
         let escapes = match std::fs::canonicalize(&at) {
             Ok(real) => !real.starts_with(&top) || real.starts_with(top.join(".git")),
-            // A link to nothing, or one that loops: where it points is judged from its text.
+            // A link to nothing (yet), or one that loops: where it points is judged from its
+            // text, resolved next to the link.
             Err(_) => std::fs::read_link(&at).map_or(true, |t| {
-                t.is_absolute() || t.components().any(|c| c == Component::ParentDir)
+                let Some(parent) = at.parent() else {
+                    return true;
+                };
+                let mut to = parent.to_path_buf();
+                for c in t.components() {
+                    match c {
+                        Component::Normal(p) => to.push(p),
+                        Component::ParentDir => {
+                            to.pop();
+                        }
+                        Component::CurDir => {}
+                        Component::RootDir | Component::Prefix(_) => return true,
+                    }
+                }
+                !to.starts_with(root) || to.starts_with(root.join(".git"))
             }),
         };
         if escapes {
