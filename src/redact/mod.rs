@@ -26,6 +26,7 @@
 //! program itself), a format no rule knows, and a value in a variable whose name does not say
 //! what it is.
 
+pub mod records;
 pub mod rules;
 mod stream;
 
