@@ -26,6 +26,7 @@ mod man_pages;
 mod mcp;
 mod model_server;
 mod pipeline;
+mod privacy;
 mod real_cli;
 mod real_mcp;
 mod real_spar;

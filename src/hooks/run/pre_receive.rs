@@ -95,7 +95,9 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
             }
             let tip = ObjectId::from_hex(new.as_bytes())
                 .map_err(|e| Error::refused(format!("pre-receive: bad oid {new}: {e}")))?;
-            let old = ObjectId::from_hex(old.as_bytes()).ok().filter(|_| !is_zero(old));
+            let old = ObjectId::from_hex(old.as_bytes())
+                .ok()
+                .filter(|_| !is_zero(old));
             let lines = super::pushed_secrets::problems(&view, name, old, tip)?;
             pushed_records::say(&mut out, lines);
         }
