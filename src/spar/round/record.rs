@@ -215,7 +215,9 @@ pub fn record_result(
         (Ok(b), Ok(h)) => super::secrets::redactor(store, b, h),
         _ => crate::redact::Redactor::from_env(),
     };
-    let redacted = super::secrets::findings(&words, &mut new_findings)
+    let (raw, in_raw) = words.bytes(raw.as_bytes());
+    let redacted = in_raw
+        + super::secrets::findings(&words, &mut new_findings)
         + super::secrets::reasons(&words, &mut round);
     super::secrets::count(&mut round, redacted);
     // The reviewer's warnings are those of its newest record.
@@ -239,7 +241,7 @@ pub fn record_result(
             round_name,
             findings: &findings,
             ledger,
-            extra: vec![(format!("{reviewer}/output.txt"), raw.into_bytes())],
+            extra: vec![(format!("{reviewer}/output.txt"), raw)],
             export: false,
             subject: format!("spar {series} {round_name}: record {reviewer}"),
             trailers: vec![("Spar-Reviewer", reviewer.to_string())],
