@@ -146,7 +146,7 @@ impl Redactor {
     }
 
     fn sort(&mut self) {
-        self.values.sort_by(|a, b| b.1.len().cmp(&a.1.len()));
+        self.values.sort_by_key(|v| std::cmp::Reverse(v.1.len()));
     }
 
     /// The spans to replace in `text`, sorted and not overlapping.
