@@ -3,7 +3,10 @@
 //! (their messages and the blobs they add: logs, record JSON, notes, finding text). Never
 //! scanned: the copies of the project's own tracked files inside a record (an evidence chain's
 //! `trees/<id>` observed trees, a round's `packet.md` and reviewer inputs): they are content
-//! already in git, and a token a round's packet holds may be quoted by its findings.
+//! already in git, and a token a round's packet holds (the change under review) may be quoted
+//! by its findings, its transcripts and the summary noted on the head. Which is also why a
+//! hand-made `packet.md` can carry a token past this check: the check is the last line behind
+//! the redactor, not a scanner of the project's own content.
 
 use std::collections::BTreeSet;
 
@@ -35,8 +38,41 @@ fn is_copy(path: &str) -> bool {
         || path.ends_with("PACKET.md")
 }
 
-/// The tokens the commits of `tip` that `old` does not hold add, one per commit, file and rule.
-pub fn leaks(view: &Store, old: Option<ObjectId>, tip: ObjectId) -> Result<Vec<Leak>> {
+/// The tokens the change under review holds, as the packets of the spar series at `tips` (and
+/// of every spar series `view` has) copy it: a record may quote them.
+pub fn committed_tokens(view: &Store, tips: &[ObjectId]) -> Result<BTreeSet<Vec<u8>>> {
+    let mut all: Vec<ObjectId> = tips.to_vec();
+    all.extend(
+        view.refs_under(crate::store::refs::SPAR_SERIES)?
+            .into_iter()
+            .map(|(_, id)| id),
+    );
+    let mut out = BTreeSet::new();
+    let mut seen = BTreeSet::new();
+    for tip in all {
+        let Some(commit) = view.peel_to_commit(tip)? else {
+            continue;
+        };
+        for (path, id) in view.tree_blobs(view.tree_of(commit)?)? {
+            if path.ends_with("packet.md") && seen.insert(id) {
+                let bytes = view.blob(id)?;
+                for h in crate::redact::rules::find(&bytes) {
+                    out.insert(bytes[h.start..h.end].to_vec());
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The tokens the commits of `tip` that `old` does not hold add, one per commit, file and rule;
+/// tokens in `committed` (see [`committed_tokens`]) are content already in git.
+pub fn leaks(
+    view: &Store,
+    old: Option<ObjectId>,
+    tip: ObjectId,
+    committed: &BTreeSet<Vec<u8>>,
+) -> Result<Vec<Leak>> {
     let Some(tip) = view.peel_to_commit(tip)? else {
         return Ok(Vec::new());
     };
@@ -59,7 +95,7 @@ pub fn leaks(view: &Store, old: Option<ObjectId>, tip: ObjectId) -> Result<Vec<L
         }
         let blobs = view.tree_blobs(commit.tree)?;
         // Tokens the round's packet holds (the project's committed content) may be quoted.
-        let mut allowed: BTreeSet<Vec<u8>> = BTreeSet::new();
+        let mut allowed: BTreeSet<Vec<u8>> = committed.clone();
         for (path, id) in &blobs {
             if is_copy(path) && path.ends_with("packet.md") {
                 let bytes = view.blob(*id)?;

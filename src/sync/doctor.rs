@@ -44,6 +44,7 @@ fn secrets(store: &Store, remote: &str) -> Result<Vec<Finding>> {
             names.push((n.to_string(), id));
         }
     }
+    let committed = crate::redact::records::committed_tokens(store, &[])?;
     let mut out = Vec::new();
     for (name, tip) in names {
         let pushed = theirs.get(&name).copied();
@@ -51,7 +52,7 @@ fn secrets(store: &Store, remote: &str) -> Result<Vec<Finding>> {
             Some(p) => store.reachable(&[p])?.into_iter().map(|c| c.id).collect(),
             None => HashSet::new(),
         };
-        for leak in crate::redact::records::leaks(store, None, tip)? {
+        for leak in crate::redact::records::leaks(store, None, tip, &committed)? {
             let what = format!(
                 "{name}: record {} ({}) holds a secret of the format {}",
                 leak.short(),

@@ -369,3 +369,29 @@ fn a_record_holding_a_token_is_refused_at_the_push_and_named_by_doctor() {
     );
     assert!(!doctor.stdout.contains(GHP), "{doctor}");
 }
+
+/// Content already committed in the change under review is not redacted: a reviewer quoting a
+/// token the diff holds is recorded exactly (the location resolver and the reviewers' copies
+/// stay exact), and the push carries it, since it is in git already.
+#[test]
+fn a_committed_token_quoted_by_a_reviewer_stays_exact_and_travels() {
+    let w = world();
+    let c = &w.clone;
+    c.write(
+        "app/fixture.rs",
+        &format!("pub const FIXTURE: &str = \"{GHP}\";\n"),
+    );
+    c.commit_all("a test fixture with a token");
+    let run = spar(&w, &["run", "--base", &w.base, "--series", "s"]);
+    assert!(run.code == 0 || run.code == 1, "{run}");
+    let findings = c.git(&["show", "refs/spar/series/s:rounds/code-1/findings.json"]);
+    assert!(
+        findings.contains(GHP),
+        "the committed token is quoted exactly: {findings}"
+    );
+    assert!(findings.contains("[redacted:DEPLOY_TOKEN]"), "{findings}");
+    let mut sync = c.command("git-spar");
+    sync.arg("sync").env("DEPLOY_TOKEN", DEPLOY);
+    Run::of(&mut sync).ok();
+    nowhere(&w, &[DEPLOY]);
+}

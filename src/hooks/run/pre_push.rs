@@ -110,7 +110,7 @@ fn secrets_refused(store: &Store, l: &PushLine, out: &mut HookResult) -> Result<
     let old = ObjectId::from_hex(l.remote_oid.as_bytes())
         .ok()
         .filter(|_| !is_zero(&l.remote_oid));
-    let lines = super::pushed_secrets::problems(store, &l.remote_ref, old, tip)?;
+    let lines = super::pushed_secrets::problems(store, &l.remote_ref, old, tip, &[])?;
     let refused = !lines.is_empty();
     super::pushed_records::say(out, lines);
     Ok(refused)

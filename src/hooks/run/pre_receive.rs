@@ -89,6 +89,11 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
     }
     // No record arrives holding a known token format (`pushed_secrets`).
     if out.code == 0 {
+        let series_tips: Vec<ObjectId> = updates
+            .iter()
+            .filter(|(_, new, name)| !is_zero(new) && Namespace::SparSeries.key_of(name).is_some())
+            .filter_map(|(_, new, _)| ObjectId::from_hex(new.as_bytes()).ok())
+            .collect();
         for (old, new, name) in &updates {
             if is_zero(new) || !is_record_ref(name) {
                 continue;
@@ -98,7 +103,7 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
             let old = ObjectId::from_hex(old.as_bytes())
                 .ok()
                 .filter(|_| !is_zero(old));
-            let lines = super::pushed_secrets::problems(&view, name, old, tip)?;
+            let lines = super::pushed_secrets::problems(&view, name, old, tip, &series_tips)?;
             pushed_records::say(&mut out, lines);
         }
     }

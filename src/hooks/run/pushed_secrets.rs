@@ -16,13 +16,18 @@ use super::*;
 
 /// What in `name` at `tip` (and not already in `old`) holds a token: lines for stderr, the
 /// first of each unindented; empty when nothing does.
+/// `series_tips`: the spar series pushed alongside (their packets say what is committed).
 pub fn problems(
     view: &Store,
     name: &str,
     old: Option<ObjectId>,
     tip: ObjectId,
+    series_tips: &[ObjectId],
 ) -> Result<Vec<String>> {
-    let mut lines: Vec<String> = crate::redact::records::leaks(view, old, tip)?
+    let mut tips = series_tips.to_vec();
+    tips.push(tip);
+    let committed = crate::redact::records::committed_tokens(view, &tips)?;
+    let mut lines: Vec<String> = crate::redact::records::leaks(view, old, tip, &committed)?
         .into_iter()
         .map(|l| {
             format!(
