@@ -395,3 +395,32 @@ fn a_committed_token_quoted_by_a_reviewer_stays_exact_and_travels() {
     Run::of(&mut sync).ok();
     nowhere(&w, &[DEPLOY]);
 }
+
+/// What a freeze copies into the version (a schema's `$ref`, a check path's file) is never a
+/// tracked symbolic link's target outside the repository.
+#[test]
+fn a_freeze_copies_no_file_from_outside_through_a_tracked_link() {
+    let w = world();
+    let c = &w.clone;
+    let outside = w.dir.path().join("secret.json");
+    std::fs::write(&outside, "{\"description\": \"hunter2hunter2\"}\n").unwrap();
+    std::os::unix::fs::symlink(&outside, c.path().join("defs.json")).unwrap();
+    c.write(
+        "schema.json",
+        "{\"type\": \"object\", \"required\": [\"a\"], \"properties\": {\"a\": {\"$ref\": \"defs.json\"}}}\n",
+    );
+    c.write("out.json", "{\"a\": 1}\n");
+    c.commit_all("a schema whose $ref is a link");
+    c.draft(
+        "Q",
+        json!([check(
+            "s",
+            "artifact_schema",
+            json!({"path": "out.json", "schema": "schema.json"})
+        )]),
+    );
+    let run = c.rails(&["contract", "freeze", "Q"]);
+    run.code(65);
+    assert!(run.stderr.contains("symbolic link"), "{run}");
+    nowhere(&w, &["hunter2hunter2"]);
+}
