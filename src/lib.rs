@@ -9,6 +9,7 @@
 //! - [`sync`]: records that travel between clones (fetch, merge, push), and `doctor`.
 //! - [`report`]: the HTML reports and the gates as markdown.
 //! - [`process`]: running shell commands with timeouts that kill the whole process group.
+//! - [`redact`]: the one redactor every writer passes free text through (secrets out).
 //! - [`extras`]: finding and starting `rails-spar-extras`, the sibling executable that holds the
 //!   MCP server and the `db_query` drivers, so `git-rails` (the hooks' binary) stays small.
 //! - [`mcp`]: `git rails mcp`, the same tools for agents over the Model Context Protocol.
@@ -33,6 +34,7 @@ pub mod mcp;
 pub mod pipeline;
 pub mod policy;
 pub mod process;
+pub mod redact;
 pub mod report;
 pub mod spar;
 pub mod store;

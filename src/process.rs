@@ -29,6 +29,9 @@ pub struct RunResult {
     pub stderr_tail: String,
     /// Set when the command could not be started at all.
     pub spawn_error: Option<String>,
+    /// How many secret values were replaced in the kept output ([`run_shell`] only: its
+    /// output is written into records; see `crate::redact`).
+    pub redacted: usize,
 }
 
 impl RunResult {
@@ -51,7 +54,9 @@ impl RunResult {
     }
 }
 
-/// Runs `sh -c command` in `cwd` with the process environment plus `env`, stdin closed.
+/// Runs `sh -c command` in `cwd` with the process environment plus `env`, stdin closed. Its
+/// output is redacted as it is read (a check's output goes into records): the secret-named
+/// values of the environment and of `env`, and the known token formats (`crate::redact`).
 pub fn run_shell(
     command: &str,
     cwd: &Path,
@@ -73,12 +78,28 @@ pub fn run_shell(
         Err(e) => return not_started(start, format!("sh -c in {}: {e}", cwd.display())),
     };
     let pgid = child.id() as i32;
-    let (tx, rx) = mpsc::channel::<(u8, Vec<u8>)>();
+    let (tx, rx) = mpsc::channel::<Kept>();
+    let redactor = crate::redact::Redactor::from_env()
+        .with_pairs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     if let Some(out) = child.stdout.take() {
-        spawn_reader(out, 1, TAIL_BYTES, tx.clone(), None);
+        spawn_reader(
+            out,
+            1,
+            TAIL_BYTES,
+            tx.clone(),
+            None,
+            Some(redactor.stream()),
+        );
     }
     if let Some(err) = child.stderr.take() {
-        spawn_reader(err, 2, TAIL_BYTES, tx.clone(), None);
+        spawn_reader(
+            err,
+            2,
+            TAIL_BYTES,
+            tx.clone(),
+            None,
+            Some(redactor.stream()),
+        );
     }
     drop(tx);
     // No grandchild outlives its command: whatever is left in the group goes too (`finish`),
@@ -157,15 +178,15 @@ fn run_argv_with(
             let _ = input.write_all(&bytes);
         });
     }
-    let (tx, rx) = mpsc::channel::<(u8, Vec<u8>)>();
+    let (tx, rx) = mpsc::channel::<Kept>();
     let (line_tx, line_rx) = mpsc::channel::<String>();
     let lines = on_line.map(|f| (line_rx, f));
     if let Some(out) = child.stdout.take() {
         let line_tx = lines.as_ref().map(|_| line_tx);
-        spawn_reader(out, 1, 8 * 1024 * 1024, tx.clone(), line_tx);
+        spawn_reader(out, 1, 8 * 1024 * 1024, tx.clone(), line_tx, None);
     }
     if let Some(err) = child.stderr.take() {
-        spawn_reader(err, 2, TAIL_BYTES, tx.clone(), None);
+        spawn_reader(err, 2, TAIL_BYTES, tx.clone(), None, None);
     }
     drop(tx);
     finish(child, pgid, start, timeout, rx, lines, cancel)
@@ -193,7 +214,7 @@ fn finish(
     pgid: i32,
     start: Instant,
     timeout: Duration,
-    rx: mpsc::Receiver<(u8, Vec<u8>)>,
+    rx: mpsc::Receiver<Kept>,
     mut lines: Option<Lines<'_>>,
     cancel: Option<&std::sync::atomic::AtomicBool>,
 ) -> RunResult {
@@ -217,12 +238,13 @@ fn finish(
     kill_group(pgid);
     let mut stdout = Vec::new();
     let mut stderr = Vec::new();
+    let mut redacted = 0;
     let wait_until = Instant::now() + Duration::from_secs(2);
     for _ in 0..2 {
         let left = wait_until.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
-            Ok((1, bytes)) => stdout = bytes,
-            Ok((_, bytes)) => stderr = bytes,
+            Ok((1, bytes, n)) => (stdout, redacted) = (bytes, redacted + n),
+            Ok((_, bytes, n)) => (stderr, redacted) = (bytes, redacted + n),
             Err(_) => break,
         }
     }
@@ -240,6 +262,7 @@ fn finish(
         stdout_tail: String::from_utf8_lossy(&stdout).into_owned(),
         stderr_tail: String::from_utf8_lossy(&stderr).into_owned(),
         spawn_error: None,
+        redacted,
     }
 }
 
@@ -282,6 +305,7 @@ fn not_started(start: Instant, why: String) -> RunResult {
         stdout_tail: String::new(),
         stderr_tail: String::new(),
         spawn_error: Some(why),
+        redacted: 0,
     }
 }
 
@@ -295,14 +319,21 @@ pub fn kill_group(pgid: i32) {
     }
 }
 
+/// What a reader kept of its stream: which stream (1 stdout, 2 stderr), its last bytes, and
+/// how many secrets its redactor replaced.
+type Kept = (u8, Vec<u8>, usize);
+
 /// Reads a stream to its end on a thread, keeping its last `keep` bytes; with `lines`, also
-/// sends each line (a last one without a newline at the end) as it arrives.
+/// sends each line (a last one without a newline at the end) as it arrives; with `redact`,
+/// what is kept is redacted before it is kept (the tail is cut from redacted bytes, so a cut
+/// never leaves half a secret).
 fn spawn_reader<R: Read + Send + 'static>(
     mut r: R,
     which: u8,
     keep: usize,
-    tx: mpsc::Sender<(u8, Vec<u8>)>,
+    tx: mpsc::Sender<Kept>,
     lines: Option<mpsc::Sender<String>>,
+    mut redact: Option<crate::redact::Stream>,
 ) {
     std::thread::spawn(move || {
         let mut kept: Vec<u8> = Vec::new();
@@ -312,7 +343,10 @@ fn spawn_reader<R: Read + Send + 'static>(
             match r.read(&mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
-                    kept.extend_from_slice(&buf[..n]);
+                    match &mut redact {
+                        Some(s) => kept.extend(s.push(&buf[..n])),
+                        None => kept.extend_from_slice(&buf[..n]),
+                    }
                     if kept.len() > 2 * keep {
                         let cut = kept.len() - keep;
                         kept.drain(..cut);
@@ -330,11 +364,17 @@ fn spawn_reader<R: Read + Send + 'static>(
         if let (Some(lines), false) = (&lines, partial.is_empty()) {
             let _ = lines.send(String::from_utf8_lossy(&partial).into_owned());
         }
+        let mut redacted = 0;
+        if let Some(s) = redact {
+            let (rest, n) = s.finish();
+            kept.extend(rest);
+            redacted = n;
+        }
         if kept.len() > keep {
             let cut = kept.len() - keep;
             kept.drain(..cut);
         }
-        let _ = tx.send((which, kept));
+        let _ = tx.send((which, kept, redacted));
     });
 }
 

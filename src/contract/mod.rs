@@ -7,6 +7,7 @@
 //! version (v1 → v1.1 → v1.2) on top of the chain.
 
 pub mod checks;
+pub mod confine;
 pub mod generate;
 pub mod junit;
 pub mod merge;

@@ -136,6 +136,11 @@ fn add(
         ))
         .hint(format!("`git add {path}`, then freeze again")));
     }
+    // A tracked symbolic link may lead outside the repository: its target is never frozen.
+    if let Some(problem) = super::confine::problem(root, path) {
+        return Err(Error::refused(format!("{path} ({why}): {problem}"))
+            .hint("freeze what the check reads as a file of the repository, then freeze again"));
+    }
     let bytes = std::fs::read(root.join(path)).map_err(|e| {
         Error::refused(format!("{path} ({why}) cannot be read: {e}"))
             .hint("restore the file, then freeze again")

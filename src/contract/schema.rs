@@ -670,7 +670,10 @@ impl Contract {
             }
             match CheckSpec::parse(check.kind, &check.spec, &format!("{at}.spec")) {
                 Err(p) => out.push(p),
-                Ok(spec) => out.extend(spec_problems(&spec, &format!("{at}.spec"), root)),
+                Ok(spec) => {
+                    out.extend(confined(&spec, &format!("{at}.spec"), root));
+                    out.extend(spec_problems(&spec, &format!("{at}.spec"), root));
+                }
             }
         }
         for (i, p) in self.environment_prerequisites.iter().enumerate() {
@@ -718,6 +721,18 @@ impl Contract {
             }
         }
         for (i, c) in self.runtime_validation.commands.iter().enumerate() {
+            if let Some(cwd) = &c.cwd {
+                let why = match root {
+                    Some(r) => super::confine::problem(r, cwd),
+                    None => super::confine::lexical_problem(cwd),
+                };
+                if let Some(why) = why {
+                    out.push(Problem::new(
+                        format!("runtimeValidation.commands[{i}].cwd"),
+                        why,
+                    ));
+                }
+            }
             if c.command.trim().is_empty() {
                 out.push(Problem::new(
                     format!("runtimeValidation.commands[{i}].command"),
@@ -750,6 +765,21 @@ fn url_problem(at: &str, url: &str) -> Option<Problem> {
             format!("{url:?} is not an http:// or https:// URL"),
         ))
     }
+}
+
+/// The spec's paths that leave the repository (`confine`): judged from their text, and with
+/// `root` also by the symbolic links on the way.
+fn confined(spec: &CheckSpec, at: &str, root: Option<&Path>) -> Vec<Problem> {
+    super::confine::spec_paths(spec)
+        .into_iter()
+        .filter_map(|(field, p)| {
+            let why = match root {
+                Some(r) => super::confine::problem(r, p),
+                None => super::confine::lexical_problem(p),
+            };
+            why.map(|w| Problem::new(format!("{at}.{field}"), w))
+        })
+        .collect()
 }
 
 /// Per-kind checks beyond the shape, including checks that cannot fail.

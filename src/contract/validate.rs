@@ -363,12 +363,7 @@ pub fn run_with_jobs(
 }
 
 fn spec_error(problem: &str) -> checks::Outcome {
-    checks::Outcome {
-        status: Status::Error,
-        summary: format!("the spec cannot be used: {problem}"),
-        evidence: Value::Null,
-        duration_ms: 0,
-    }
+    checks::Outcome::error(format!("the spec cannot be used: {problem}"), Value::Null)
 }
 
 /// Paths changed since `base`, committed or not, plus untracked files (ignored ones excluded).

@@ -68,6 +68,21 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
     let sprint = req.sprint;
     let id = req.criterion;
     let root = store.workdir()?.to_path_buf();
+    if let Some(p) = req.path {
+        if let Some(why) = contract::confine::problem(&root, p) {
+            return Err(Error::refused(format!(
+                "--path {why}; a record names where in the repository a person sees the result"
+            ))
+            .hint(format!(
+                "commit the file (a screenshot, a report) into the repository and give its path from the top, or say where with --note: `git rails evidence {} {sprint} {id} --note \"<where>\"`",
+                req.transition.as_str()
+            )));
+        }
+    }
+    // What a person passes in is free text: secrets in it are replaced before it is written.
+    let redactor = crate::redact::Redactor::from_env();
+    let note = req.note.map(|n| redactor.text(n));
+    let because = req.because.map(|b| redactor.text(b));
     let _lock = store.lock(&store::LockName::evidence(sprint), || {})?;
     let frozen = contract::require_newest(store, sprint)?;
     let check = frozen.contract.check(id).cloned().ok_or_else(|| {
@@ -114,7 +129,7 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
             summary: None,
             exit_code: None,
             duration_ms: None,
-            note: req.note.map(str::to_string),
+            note: note.as_ref().map(|n| n.text.clone()),
             path: req.path.map(str::to_string),
             contract_version: frozen.version.clone(),
             evidence: Value::Null,
@@ -166,7 +181,7 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
                         "change the tracked files (a new file counts once added: `git add <file>`), then run `git rails evidence green {sprint} {id}` again; if what changed is outside the tree (a service, a tool), say what: `git rails evidence green {sprint} {id} --because \"<what changed>\"`"
                     )));
                 }
-                record.because = req.because.map(str::to_string);
+                record.because = because.as_ref().map(|b| b.text.clone());
             }
             record.untracked = store.untracked_paths(UNTRACKED_LISTED)?;
             // Written even when empty, so a re-capture never sits beside an older run's log.

@@ -255,12 +255,10 @@ pub fn verify(store: &Store, sprint: &SprintId, commit: ObjectId, rerun: bool) -
                         let dir = checkouts.of(red_tree)?;
                         run_in(&spec, &dir, frozen_files.as_ref())
                     } else {
-                        checks::Outcome {
-                            status: CheckStatus::Error,
-                            summary: format!("the RED's tree {red_tree} is not in this clone"),
-                            evidence: serde_json::Value::Null,
-                            duration_ms: 0,
-                        }
+                        checks::Outcome::error(
+                            format!("the RED's tree {red_tree} is not in this clone"),
+                            serde_json::Value::Null,
+                        )
                     };
                     reruns.push(Rerun {
                         of: "red".into(),

@@ -173,13 +173,17 @@ fn spawn_actor(
                 .into_owned()
         })
         .collect();
-    let r = crate::process::run_argv(
+    let mut r = crate::process::run_argv(
         &argv,
         root,
         &[],
         stdin,
         Duration::from_secs(ac.timeout_seconds),
     );
+    // An actor's words go into the pipeline's records: redacted first (`crate::redact`).
+    let redactor = crate::redact::Redactor::from_env();
+    redactor.in_place(&mut r.stdout_tail);
+    redactor.in_place(&mut r.stderr_tail);
     if r.timed_out {
         return Answer::Timeout(format!(
             "{} gave no answer within {} s; its process group was killed",

@@ -6,7 +6,9 @@ use std::path::Path;
 
 use crate::error::{Context, Result};
 
-/// Writes `bytes` to `path` atomically with the default mode (0644 less the umask).
+/// Writes `bytes` to `path` atomically with the default mode (0666 less the user's umask, as
+/// any file a program creates: reports and exported records are the user's, readable as the
+/// user's other files are; a temporary file's own 0600 is never left on them).
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
     atomic_write_mode(path, bytes, None)
 }
@@ -56,8 +58,11 @@ fn write_renamed(
         _ => Path::new("."),
     };
     std::fs::create_dir_all(dir).ctx(format!("creating {}", dir.display()))?;
+    use std::os::unix::fs::PermissionsExt;
+    // Created 0666 less the umask (open(2) applies it), not tempfile's private 0600.
     let mut tmp = tempfile::Builder::new()
         .prefix(".tmp-")
+        .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
         .ctx(format!("creating a temporary file in {}", dir.display()))?;
     tmp.write_all(bytes)

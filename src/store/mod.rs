@@ -606,6 +606,18 @@ impl Store {
             .clone())
     }
 
+    /// Whether commit `id` carries a signature (`gpgsig` header): such a record is never
+    /// rewritten. A commit that cannot be read counts as signed (it is left alone).
+    pub fn is_signed(&self, id: ObjectId) -> bool {
+        match self.repo.find_commit(id) {
+            Ok(c) => c
+                .decode()
+                .map(|d| d.extra_headers().pgp_signature().is_some())
+                .unwrap_or(true),
+            Err(_) => true,
+        }
+    }
+
     /// Whether an object exists in the repository.
     pub fn has_object(&self, id: ObjectId) -> bool {
         self.repo.has_object(id)

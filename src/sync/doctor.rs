@@ -15,8 +15,8 @@ pub const SCHEMA: &str = "rails-doctor/v1";
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
     /// `unreachable-commit`, `missing-commit`, `stale-lock` (a lock file left in the
-    /// repository), `diverged`, `evidence-chain`, `untracked-content`, `kept-replay` (a memo that disagrees with its records),
-    /// `hook`.
+    /// repository), `diverged`, `evidence-chain`, `untracked-content`, `kept-replay` (a memo that
+    /// disagrees with its records), `secret`, `hook`.
     pub kind: String,
     pub what: String,
     pub fix: String,
@@ -27,6 +27,59 @@ pub struct Report {
     pub schema: &'static str,
     pub remote: String,
     pub findings: Vec<Finding>,
+}
+
+/// Records holding a known token format, each with what can be done: a record not yet on
+/// `remote` (as last fetched) can be rewritten here; a signed one never is; one on the server
+/// stays there, immutable, so the secret must be revoked.
+fn secrets(store: &Store, remote: &str) -> Result<Vec<Finding>> {
+    let theirs: std::collections::BTreeMap<String, ObjectId> =
+        super::staged(store, remote)?.into_iter().collect();
+    let mut names: Vec<(String, ObjectId)> = Vec::new();
+    for prefix in [refs::RAILS, refs::SPAR] {
+        names.extend(store.refs_under(prefix)?);
+    }
+    for n in refs::TRAVELLING_NOTES {
+        if let Some(id) = store.ref_target(n)? {
+            names.push((n.to_string(), id));
+        }
+    }
+    let committed = crate::redact::records::committed_tokens(store, &[])?;
+    let mut out = Vec::new();
+    for (name, tip) in names {
+        let pushed = theirs.get(&name).copied();
+        let pushed_commits: HashSet<ObjectId> = match pushed.filter(|p| store.has_object(*p)) {
+            Some(p) => store.reachable(&[p])?.into_iter().map(|c| c.id).collect(),
+            None => HashSet::new(),
+        };
+        for leak in crate::redact::records::leaks(store, None, tip, &committed)? {
+            let what = format!(
+                "{name}: record {} ({}) holds a secret of the format {}",
+                leak.short(),
+                leak.path,
+                leak.rule
+            );
+            let fix = if pushed_commits.contains(&leak.commit) {
+                format!("it is on {remote} already, and records on a server are immutable: revoke the secret where it was issued (a new token); it cannot be taken back from the records")
+            } else if store.is_signed(leak.commit) {
+                "the record is signed, and a signed record is never rewritten: do not push it; revoke the secret where it was issued".to_string()
+            } else {
+                let back = match pushed {
+                    Some(p) => format!("git update-ref {name} {p}"),
+                    None => format!("git update-ref -d {name}"),
+                };
+                format!(
+                    "not pushed yet: rewrite it locally without the secret, taking the ref back to what {remote} holds (`{back}`, then `rm -rf .git/rails/cache`) and recording again with this version, which redacts; and revoke the secret, since it was written down"
+                )
+            };
+            out.push(Finding {
+                kind: "secret".into(),
+                what,
+                fix,
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Commits the records point at: (the record, the commit).
@@ -285,7 +338,10 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
         }
     }
 
-    // 5. Hook scripts missing, not executable, outdated or shadowed.
+    // 5. Records holding a known token format (`redact::records`), as pre-push would refuse.
+    findings.extend(secrets(store, remote)?);
+
+    // 6. Hook scripts missing, not executable, outdated or shadowed.
     for p in crate::hooks::status(store).problems {
         findings.push(Finding {
             kind: "hook".into(),

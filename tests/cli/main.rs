@@ -30,6 +30,7 @@ mod mcp;
 mod model_server;
 mod pipeline;
 mod readme;
+mod privacy;
 mod real_cli;
 mod real_mcp;
 mod real_spar;

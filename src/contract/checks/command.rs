@@ -40,6 +40,13 @@ pub(super) fn run_command(
         "stderrTail": run.stderr_tail,
     });
     let took = seconds(run.duration);
+    let mut outcome = judged(&run, evidence, &took, timeout_ms, expect);
+    outcome.streamed = run.redacted;
+    outcome
+}
+
+/// What the run says about the check.
+fn judged(run: &RunResult, evidence: Value, took: &str, timeout_ms: u64, expect: i32) -> Outcome {
     if let Some(e) = &run.spawn_error {
         return Outcome::error(format!("could not start the command: {e}"), evidence);
     }
@@ -58,14 +65,14 @@ pub(super) fn run_command(
                 "command not executable"
             };
             Outcome::error(
-                format!("exit {code} ({why}) in {took}{}", last_line_hint(&run)),
+                format!("exit {code} ({why}) in {took}{}", last_line_hint(run)),
                 evidence,
             )
         }
         Some(code) => Outcome::fail(
             format!(
                 "exit {code} in {took}, expected {expect}{}",
-                last_line_hint(&run)
+                last_line_hint(run)
             ),
             evidence,
         ),

@@ -94,6 +94,18 @@ pub struct Outcome {
     /// What was recorded, per the kind's "evidence recorded" column of the spec.
     pub evidence: Value,
     pub duration_ms: u64,
+    /// How many secret values were replaced in the summary and the evidence (also written
+    /// into the evidence as `redacted`, and said at the end of the summary).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub redacted: usize,
+    /// Replaced while the command's output was read (`process::run_shell`), not yet said in
+    /// the summary.
+    #[serde(skip)]
+    streamed: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Outcome {
@@ -103,6 +115,8 @@ impl Outcome {
             summary: summary.into(),
             evidence,
             duration_ms: 0,
+            redacted: 0,
+            streamed: 0,
         }
     }
 
@@ -114,7 +128,8 @@ impl Outcome {
         Outcome::new(Status::Fail, summary, evidence)
     }
 
-    fn error(summary: impl Into<String>, evidence: Value) -> Self {
+    /// The check could not be carried out.
+    pub fn error(summary: impl Into<String>, evidence: Value) -> Self {
         Outcome::new(Status::Error, summary, evidence)
     }
 
@@ -147,8 +162,16 @@ pub fn run_check(spec: &CheckSpec, root: &Path) -> Outcome {
     run_check_reading(spec, root, Reads::default())
 }
 
-/// Runs one DoD check, reading what `reads` gives from there.
+/// Runs one DoD check, reading what `reads` gives from there. A path of the spec that leaves
+/// the repository is refused here too, not only at freeze (`contract::confine`): a frozen
+/// version can be written with plain git, and a tracked symbolic link can change.
 pub fn run_check_reading(spec: &CheckSpec, root: &Path, reads: Reads<'_>) -> Outcome {
+    if let Some(why) = super::confine::spec_problem(spec, root) {
+        return Outcome::error(
+            format!("refused: {why}; nothing was read"),
+            json!({ "confined": why }),
+        );
+    }
     timed(|| match spec {
         CheckSpec::FileExists(s) => file_exists(s, root),
         CheckSpec::CommandSuccess(s) => command_success(s, root),
@@ -165,6 +188,9 @@ pub fn run_check_reading(spec: &CheckSpec, root: &Path, reads: Reads<'_>) -> Out
 /// `rails-spar-extras db-query` calls. Everything else runs it through [`run_check`], which
 /// hands it to that executable.
 pub fn run_db_query_here(spec: &DbQuerySpec, root: &Path) -> Outcome {
+    if let Some(why) = super::confine::spec_problem(&CheckSpec::DbQuery(spec.clone()), root) {
+        return Outcome::error(format!("refused: {why}; nothing was read"), json!({}));
+    }
     timed(|| db_query_here(spec, root))
 }
 
@@ -173,7 +199,11 @@ pub fn run_prerequisite(spec: &PrereqSpec, root: &Path) -> Outcome {
     timed(|| match spec {
         PrereqSpec::CommandExists(s) => command_exists(s, root),
         PrereqSpec::PortOpen(s) => tcp_listening(s),
-        PrereqSpec::EnvVar(s) => env_var(s),
+        PrereqSpec::EnvVar(s) => {
+            // Its value is never recorded: nor may a check's output carry it.
+            crate::redact::mark_secret_name(&s.name);
+            env_var(s)
+        }
         PrereqSpec::FileExists(s) => path_exists(&s.path, root),
         PrereqSpec::HttpReachable(s) => http_reachable(s),
     })
@@ -182,6 +212,9 @@ pub fn run_prerequisite(spec: &PrereqSpec, root: &Path) -> Outcome {
 /// Runs one `runtimeValidation` command: `sh -c` in `root` (or its `cwd`), like
 /// `command_success`.
 pub fn run_runtime_command(cmd: &RuntimeCommand, root: &Path) -> Outcome {
+    if let Some(why) = super::confine::runtime_problem(cmd, root) {
+        return Outcome::error(format!("refused: {why}; nothing was run"), json!({}));
+    }
     timed(|| {
         run_command(
             &cmd.command,
@@ -194,12 +227,34 @@ pub fn run_runtime_command(cmd: &RuntimeCommand, root: &Path) -> Outcome {
     })
 }
 
-/// Runs `f` and records how long it took.
+/// Runs `f`, records how long it took, and redacts what it saw ([`redacted`]).
 fn timed(f: impl FnOnce() -> Outcome) -> Outcome {
     let start = Instant::now();
-    let mut outcome = f();
+    let mut outcome = redacted(f());
     outcome.duration_ms = millis(start.elapsed());
     outcome
+}
+
+/// Keys of a check's evidence that hold no free text (paths, codes, ids): never redacted.
+const NOT_FREE_TEXT: &[&str] = &["path", "schema", "cwd", "driver", "confined"];
+
+/// Every outcome passes the redactor before anything writes it (`crate::redact`): the summary
+/// and the evidence's free text (output tails, matched lines, response bodies, query results),
+/// counted in `redacted` and said in the summary ("2 values redacted"), never the values.
+fn redacted(mut o: Outcome) -> Outcome {
+    let r = crate::redact::Redactor::from_env();
+    let here = o.streamed + r.in_place(&mut o.summary) + r.json(&mut o.evidence, NOT_FREE_TEXT);
+    o.streamed = 0;
+    o.redacted += here;
+    if let Some(said) = crate::redact::counted(here) {
+        o.summary = format!("{}; {said}", o.summary);
+    }
+    if o.redacted > 0 {
+        if let Value::Object(m) = &mut o.evidence {
+            m.insert("redacted".into(), json!(o.redacted));
+        }
+    }
+    o
 }
 
 fn millis(d: Duration) -> u64 {

@@ -367,6 +367,7 @@ mod commit_msg;
 mod pre_push;
 mod pre_receive;
 mod pushed_records;
+pub mod pushed_secrets;
 
 pub use agent_stop::{agent_stop, event_cwd};
 pub use commit_msg::commit_msg;

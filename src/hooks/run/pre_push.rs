@@ -19,6 +19,7 @@ pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> 
         }
         if is_record_ref(&l.remote_ref) {
             records_refused |= record_refused(store, l, &mut out)?;
+            records_refused |= secrets_refused(store, l, &mut out)?;
             continue;
         }
         let tip = ObjectId::from_hex(l.local_oid.as_bytes())
@@ -114,6 +115,19 @@ fn record_refused(store: &Store, l: &PushLine, out: &mut HookResult) -> Result<b
     // The ref as the remote will hold it, whatever the local one is called.
     let view = store.with_ref_overrides(vec![(l.remote_ref.clone(), tip)])?;
     let lines = super::pushed_records::problems(&view, &l.remote_ref, tip)?;
+    let refused = !lines.is_empty();
+    super::pushed_records::say(out, lines);
+    Ok(refused)
+}
+
+/// A record ref whose new blobs hold a known token format never leaves ([`pushed_secrets`]).
+fn secrets_refused(store: &Store, l: &PushLine, out: &mut HookResult) -> Result<bool> {
+    let tip = ObjectId::from_hex(l.local_oid.as_bytes())
+        .map_err(|e| Error::refused(format!("pre-push: bad oid {}: {e}", l.local_oid)))?;
+    let old = ObjectId::from_hex(l.remote_oid.as_bytes())
+        .ok()
+        .filter(|_| !is_zero(&l.remote_oid));
+    let lines = super::pushed_secrets::problems(store, &l.remote_ref, old, tip, &[])?;
     let refused = !lines.is_empty();
     super::pushed_records::say(out, lines);
     Ok(refused)

@@ -192,6 +192,12 @@ pub(super) fn resolve_rule(work_tree: &Path, item: &str) -> std::result::Result<
             s => parts.push(s),
         }
     }
+    if parts.first() == Some(&".git") {
+        return Err(
+            "is inside .git/: git's own files (its configuration holds remote URLs and their tokens) are never given to reviewers"
+                .to_owned(),
+        );
+    }
     let root = fs::canonicalize(work_tree).map_err(|e| {
         format!(
             "the work tree {} cannot be resolved: {e}",

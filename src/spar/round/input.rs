@@ -191,32 +191,87 @@ pub(super) fn check_standpoints(
     Ok(())
 }
 
-/// A document given on the command line (G26).
+/// A document given on the command line (G26), or a rule document of the project file.
 pub(super) struct ArgDocument {
     pub(super) doc: Document,
     pub(super) contents: String,
 }
 
-pub(super) fn read_document(root: &Path, path: &Path, what: &str) -> Result<ArgDocument> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        Error::refused(format!("{what} {}: cannot be read: {e}", path.display()))
-            .hint("name a readable file")
-    })?;
-    let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let root_abs = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    let repo_path = abs
-        .strip_prefix(&root_abs)
-        .ok()
-        .map(|p| p.to_string_lossy().into_owned());
-    let doc = Document::new(
-        abs.to_string_lossy().into_owned(),
-        repo_path.as_deref(),
-        &bytes,
-    );
-    Ok(ArgDocument {
-        doc,
-        contents: String::from_utf8_lossy(&bytes).into_owned(),
-    })
+/// Where a round's documents are read from: the head commit's tree for a document of the
+/// repository (never `.git/`, never an untracked file or an uncommitted change), the file
+/// itself for one outside the repository (only when named on the command line), redacted.
+pub(super) struct DocumentSource<'a> {
+    pub(super) store: &'a Store,
+    pub(super) head: ObjectId,
+    pub(super) root: &'a Path,
+    pub(super) redactor: &'a crate::redact::Redactor,
+}
+
+impl DocumentSource<'_> {
+    /// Reads `path` for `what`; `outside_ok`: it was named on the command line, so a file
+    /// outside the repository may be used. Adds what was redacted to `redacted`.
+    pub(super) fn read(
+        &self,
+        path: &Path,
+        what: &str,
+        outside_ok: bool,
+        redacted: &mut usize,
+    ) -> Result<ArgDocument> {
+        let shown = path.display();
+        let abs = std::fs::canonicalize(path).map_err(|e| {
+            Error::refused(format!("{what} {shown}: cannot be read: {e}"))
+                .hint("name a readable file")
+        })?;
+        let root_abs = std::fs::canonicalize(self.root).unwrap_or_else(|_| self.root.to_path_buf());
+        let Ok(rel) = abs.strip_prefix(&root_abs) else {
+            if !outside_ok {
+                return Err(Error::refused(format!(
+                    "{what} {shown}: leads outside the repository"
+                )));
+            }
+            let bytes = std::fs::read(&abs).map_err(|e| {
+                Error::refused(format!("{what} {shown}: cannot be read: {e}"))
+                    .hint("name a readable file")
+            })?;
+            if !std::fs::metadata(&abs).is_ok_and(|m| m.is_file()) {
+                return Err(Error::refused(format!(
+                    "{what} {shown}: is not a regular file"
+                )));
+            }
+            // From outside the repository: free text, redacted before a reviewer sees it.
+            let clean = self.redactor.text(&String::from_utf8_lossy(&bytes));
+            *redacted += clean.count;
+            let doc = Document::new(
+                abs.to_string_lossy().into_owned(),
+                None,
+                clean.text.as_bytes(),
+            );
+            return Ok(ArgDocument {
+                doc,
+                contents: clean.text,
+            });
+        };
+        let rel = rel.to_string_lossy().into_owned();
+        if rel.split('/').next() == Some(".git") {
+            return Err(Error::refused(format!(
+                "{what} {shown}: is inside .git/; git's own files (its configuration holds remote URLs and their tokens) are never given to reviewers"
+            )));
+        }
+        let Some(bytes) = self.store.read_file(self.head, &rel)? else {
+            return Err(Error::refused(format!(
+                "{what} {shown}: {rel} is not in the head commit {}: a round reads the repository's documents from the commits under review, never an untracked file",
+                self.head
+            ))
+            .hint(format!(
+                "commit it (`git add {rel} && git commit`), or name a copy outside the repository on the command line"
+            )));
+        };
+        let doc = Document::new(abs.to_string_lossy().into_owned(), Some(&rel), &bytes);
+        Ok(ArgDocument {
+            doc,
+            contents: String::from_utf8_lossy(&bytes).into_owned(),
+        })
+    }
 }
 
 /// The default series: the current branch, `/` replaced by `-`.

@@ -29,6 +29,7 @@ mod findings;
 mod input;
 mod packet;
 mod record;
+mod secrets;
 
 use self::execute::*;
 pub use self::findings::*;
@@ -76,6 +77,18 @@ pub fn run(
     progress: &mut dyn progress::Reporter,
 ) -> Result<RunOutcome> {
     let root = store.workdir()?.to_path_buf();
+    // What the person passes in is free text: its secrets are replaced before anything is
+    // written or given to a reviewer (`secrets`).
+    let outside = crate::redact::Redactor::from_env();
+    let mut redacted = 0;
+    let mut clean_req = req.clone();
+    for d in &mut clean_req.decisions {
+        redacted += outside.in_place(&mut d.decision) + outside.in_place(&mut d.quote);
+    }
+    for sp in &mut clean_req.standpoints {
+        redacted += outside.in_place(&mut sp.text);
+    }
+    let req = &clean_req;
     // Inputs first (G14–G27), in the order a person reads the command line.
     let stage = req.stage.unwrap_or(Stage::Code);
     let series = match &req.series {
@@ -94,21 +107,29 @@ pub fn run(
     let head = store
         .resolve_commit(&head_rev)
         .map_err(|e| e.context("--head"))?;
+    // Documents of the repository come from the head commit's tree; one from outside it only
+    // because it is named here, on the command line, and redacted (`read_document`).
+    let docs = DocumentSource {
+        store,
+        head,
+        root: &root,
+        redactor: &outside,
+    };
     let criteria = match &req.criteria {
-        Some(p) => Some(read_document(&root, p, "--criteria")?),
+        Some(p) => Some(docs.read(p, "--criteria", true, &mut redacted)?),
         None => None,
     };
     let subject = match &req.subject {
-        Some(p) => Some(read_document(&root, p, "--subject")?),
+        Some(p) => Some(docs.read(p, "--subject", true, &mut redacted)?),
         None => None,
     };
     let mut rules: Vec<(Document, String)> = Vec::new();
     for r in &cfg.rules {
-        let d = read_document(&root, &r.value.path, "rules")?;
+        let d = docs.read(&root.join(&r.value.name), "rules", false, &mut redacted)?;
         rules.push((d.doc, d.contents));
     }
     for p in &req.rules {
-        let d = read_document(&root, p, "--rules")?;
+        let d = docs.read(p, "--rules", true, &mut redacted)?;
         rules.push((d.doc, d.contents));
     }
     let out_dir = match &req.out {
@@ -282,6 +303,9 @@ pub fn run(
             findings.extend(ctx.findings(store, &r.record.name, res));
         }
     }
+    // Located and classified on the reviewers' exact words; redacted before anything is written.
+    let words = secrets::redactor(store, base, head);
+    redacted += secrets::findings(&words, &mut findings);
     let criteria_ids: Vec<String> = ctx
         .resolver
         .criteria_ids()
@@ -348,6 +372,9 @@ pub fn run(
             ));
         }
     }
+    redacted += secrets::transcripts(&words, &mut extra);
+    redacted += secrets::reasons(&words, &mut round);
+    secrets::count(&mut round, redacted);
     let (commit, keep) = write_ending(
         store,
         &mut round,

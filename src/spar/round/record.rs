@@ -207,6 +207,19 @@ pub fn record_result(
     }
     rec.finished_at = Some(now());
     round.reviewers[idx] = rec;
+    // The result a person passes in is free text from outside: redacted like a run's.
+    let words = match (
+        ObjectId::from_hex(round.base.as_bytes()),
+        ObjectId::from_hex(round.head.as_bytes()),
+    ) {
+        (Ok(b), Ok(h)) => super::secrets::redactor(store, b, h),
+        _ => crate::redact::Redactor::from_env(),
+    };
+    let (raw, in_raw) = words.bytes(raw.as_bytes());
+    let redacted = in_raw
+        + super::secrets::findings(&words, &mut new_findings)
+        + super::secrets::reasons(&words, &mut round);
+    super::secrets::count(&mut round, redacted);
     // The reviewer's warnings are those of its newest record.
     let prefix = format!("{reviewer}: ");
     round.warnings.retain(|w| !w.starts_with(&prefix));
@@ -228,7 +241,7 @@ pub fn record_result(
             round_name,
             findings: &findings,
             ledger,
-            extra: vec![(format!("{reviewer}/output.txt"), raw.into_bytes())],
+            extra: vec![(format!("{reviewer}/output.txt"), raw)],
             export: false,
             subject: format!("spar {series} {round_name}: record {reviewer}"),
             trailers: vec![("Spar-Reviewer", reviewer.to_string())],

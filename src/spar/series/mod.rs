@@ -35,12 +35,14 @@ use self::gate_cache::*;
 pub use self::triage::*;
 pub use self::waive::*;
 
-/// A text option as the seed reads it (G30, G31): trimmed, and empty means not given.
+/// A text option as the seed reads it (G30, G31): trimmed, and empty means not given. Being
+/// free text a person passes in (triage's `--evidence`, `--to`, `--user-quote`, …, waive's
+/// quote, extend's reason), it is redacted (`crate::redact`) before any ledger records it.
 fn text(opt: &Option<String>) -> Option<String> {
     opt.as_deref()
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(str::to_string)
+        .map(|s| crate::redact::Redactor::from_env().text(s).text)
 }
 
 /// Parses JSON lines into objects; `what` names the file in the error.
