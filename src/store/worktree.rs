@@ -108,7 +108,14 @@ impl Store {
     /// re-running a check on exactly that content; the user's work tree and index are not
     /// touched. Remove it with [`Store::remove_checkout`].
     pub fn checkout_tree(&self, tree: ObjectId, dir: &Path) -> Result<()> {
+        // The commit only carries the tree into `git worktree add` and is never referenced, so
+        // it needs no one's identity: a CI runner has none, and git refuses `commit-tree`
+        // without one ("Author identity unknown").
         let commit = self.git(&[
+            "-c",
+            "user.name=git-rails verify",
+            "-c",
+            "user.email=git-rails@localhost",
             "commit-tree",
             &tree.to_string(),
             "-m",
