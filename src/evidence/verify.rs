@@ -236,7 +236,7 @@ pub fn verify(store: &Store, sprint: &SprintId, commit: ObjectId, rerun: bool) -
                 let dir = checkouts.of(judged_tree)?;
                 let o = run_in(&spec, &dir, frozen_files.as_ref());
                 reruns.push(Rerun {
-                    of: if Proof::of(check.kind) == Proof::Review {
+                    of: if Proof::of(check) == Proof::Review {
                         "surface".into()
                     } else {
                         "green".into()

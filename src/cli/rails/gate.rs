@@ -58,6 +58,16 @@ pub(super) fn cmd_gate(a: GateArgs) -> Result<Outcome> {
             outln!("- {} {}: {}", m.criterion, m.reason, m.command);
         }
     }
+    if format != "markdown" && format != "json" {
+        for m in &report.not_blocking {
+            outln!(
+                "- {} (non-blocking, not blocking the gate) {}: {}",
+                m.criterion,
+                m.reason,
+                m.command
+            );
+        }
+    }
     if !a.json {
         for d in &report.dropped {
             outln!("{}", crate::evidence::gate::dropped_line(d));

@@ -56,6 +56,7 @@ impl Drafted {
                 spec,
                 blocking: true,
                 scope: None,
+                proof: None,
             });
             self.check_sections.push(section.heading.clone());
         }
