@@ -135,9 +135,6 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
                 .map_err(|p| Error::refused(format!("the check's spec is broken: {p}")))?;
             let (tree, dirty) = store.worktree_tree()?;
             let reads = frozen_reads(store, &frozen, &check, &spec, req.transition, tree)?;
-            if req.transition == Transition::Red {
-                record.base = Some(base::reviewable(store, &frozen, id, tree)?.to_string());
-            }
             let mut outcome = checks::run_check_reading(&spec, &root, reads.reads());
             if let Some(note) = &reads.uncommitted {
                 outcome.summary = format!("{}; {note}", outcome.summary);
@@ -164,6 +161,12 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
             }
             record.evidence = ev;
             refuse_outcome(req, &spec, &outcome)?;
+            // What a re-run rebuilds the RED from (checked once the failure is known to be one,
+            // so that "already passes" is said first); the runtime kinds judge a running
+            // service, are never re-run from a tree, and so need no base.
+            if req.transition == Transition::Red && super::judges_tree(check.kind) {
+                record.base = Some(base::reviewable(store, &frozen, id, tree)?.to_string());
+            }
             if req.transition == Transition::Green {
                 let hint = format!(
                     "change the tracked files (a new file counts once added: `git add <file>`), then run `git rails evidence green {sprint} {id}` again; if what changed is outside the tree (a service, a tool), say what: `git rails evidence green {sprint} {id} --because \"<what changed>\"`"

@@ -452,7 +452,7 @@ pub fn verify(store: &Store, sprint: &SprintId, commit: ObjectId, rerun: bool) -
                     },
                 ),
                 (_, "red") => (
-                    format!("its RED does not fail again{} rebuilt from its base commit ({})", on_tree(r), r.summary),
+                    format!("its RED does not fail again on its tree rebuilt from its base commit{} ({})", on_tree(r), r.summary),
                     format!("git rails evidence reopen {sprint} {id} --note \"<why the RED did not hold>\""),
                 ),
                 _ => (

@@ -25,6 +25,7 @@ mod input_forms;
 mod man_pages;
 mod mcp;
 mod model_server;
+mod proof_rules;
 mod pipeline;
 mod real_cli;
 mod real_mcp;
