@@ -24,7 +24,10 @@ fn pinned_tests(store: &Store, tree: ObjectId) -> Result<Vec<(String, ObjectId)>
     let mut out = Vec::new();
     for (path, blob) in p.check_path_blobs() {
         let id = ObjectId::from_hex(blob.as_bytes()).map_err(|e| {
-            Error::internal(format!("{} names a bad blob for {path}: {e}", pinned::PINNED_FILE))
+            Error::internal(format!(
+                "{} names a bad blob for {path}: {e}",
+                pinned::PINNED_FILE
+            ))
         })?;
         out.push((path.to_string(), id));
     }

@@ -171,10 +171,26 @@ mod tests {
 
     #[test]
     fn pytest_usage_and_empty_collection_are_refused_but_a_collection_error_counts() {
-        for cmd in ["pytest -q tests/test_a.py", "python -m pytest", "cd x && .venv/bin/pytest"] {
+        for cmd in [
+            "pytest -q tests/test_a.py",
+            "python -m pytest",
+            "cd x && .venv/bin/pytest",
+        ] {
             let s = spec(cmd, json!({}));
-            assert!(matches!(not_red(&s, &failed(Some(4), None, "")), Some(NotRed::Runner(_))), "{cmd}");
-            assert!(matches!(not_red(&s, &failed(Some(5), None, "")), Some(NotRed::Runner(_))), "{cmd}");
+            assert!(
+                matches!(
+                    not_red(&s, &failed(Some(4), None, "")),
+                    Some(NotRed::Runner(_))
+                ),
+                "{cmd}"
+            );
+            assert!(
+                matches!(
+                    not_red(&s, &failed(Some(5), None, "")),
+                    Some(NotRed::Runner(_))
+                ),
+                "{cmd}"
+            );
             assert_eq!(not_red(&s, &failed(Some(2), None, "")), None, "{cmd}");
             assert_eq!(not_red(&s, &failed(Some(1), None, "")), None, "{cmd}");
         }
@@ -187,9 +203,18 @@ mod tests {
     fn red_exit_codes_and_the_output_pattern_say_which_failures_count() {
         let s = spec("make check", json!({"redExitCodes": [1]}));
         assert_eq!(not_red(&s, &failed(Some(1), None, "")), None);
-        assert!(matches!(not_red(&s, &failed(Some(2), None, "")), Some(NotRed::Uncounted(_))));
+        assert!(matches!(
+            not_red(&s, &failed(Some(2), None, "")),
+            Some(NotRed::Uncounted(_))
+        ));
         let s = spec("make check", json!({"redOutputPattern": "AssertionError"}));
-        assert_eq!(not_red(&s, &failed(Some(2), None, "E AssertionError: 1 != 2")), None);
-        assert!(matches!(not_red(&s, &failed(Some(2), None, "no such target")), Some(NotRed::Uncounted(_))));
+        assert_eq!(
+            not_red(&s, &failed(Some(2), None, "E AssertionError: 1 != 2")),
+            None
+        );
+        assert!(matches!(
+            not_red(&s, &failed(Some(2), None, "no such target")),
+            Some(NotRed::Uncounted(_))
+        ));
     }
 }

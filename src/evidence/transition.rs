@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{base, chain, red, subject};
 use super::rules::{apply, check_allowed, record_stem, unchanged_green, Request, Transition};
 use super::state::{Criterion, CriterionStatus, Proof, Record};
+use super::{base, chain, red, subject};
 use super::{evidence_ref, q, STATE_FILE, TREES_DIR};
 use crate::contract::checks::{self, Status as CheckStatus};
 use crate::contract::schema::Check;

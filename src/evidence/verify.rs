@@ -276,7 +276,9 @@ fn judge_fail(
         CheckStatus::Error => (RerunResult::CouldNotRun, o.summary.clone()),
         CheckStatus::Fail => match not_red(spec, &o) {
             None => (RerunResult::Holds, o.summary.clone()),
-            Some(NotRed::Runner(why)) => (RerunResult::CouldNotRun, format!("{} ({why})", o.summary)),
+            Some(NotRed::Runner(why)) => {
+                (RerunResult::CouldNotRun, format!("{} ({why})", o.summary))
+            }
             Some(NotRed::Uncounted(why)) => {
                 (RerunResult::DoesNotHold, format!("{} ({why})", o.summary))
             }
@@ -412,11 +414,7 @@ pub fn verify(store: &Store, sprint: &SprintId, commit: ObjectId, rerun: bool) -
                 let dir = checkouts.of(judged_tree)?;
                 reruns.push(match prerequisites.missing_in(&dir) {
                     Some(why) => not_run(of, Some(judged_tree), why),
-                    None => judge_pass(
-                        of,
-                        judged_tree,
-                        run_in(&spec, &dir, frozen_files.as_ref()),
-                    ),
+                    None => judge_pass(of, judged_tree, run_in(&spec, &dir, frozen_files.as_ref())),
                 });
                 if let Some(red) = c.and_then(|c| c.red.as_ref()) {
                     reruns.push(match base::rebuild(store, sprint, red)? {
@@ -425,9 +423,11 @@ pub fn verify(store: &Store, sprint: &SprintId, commit: ObjectId, rerun: bool) -
                             let dir = checkouts.of(tree)?;
                             match prerequisites.missing_in(&dir) {
                                 Some(why) => not_run("red", Some(tree), why),
-                                None => {
-                                    judge_fail(&spec, tree, run_in(&spec, &dir, frozen_files.as_ref()))
-                                }
+                                None => judge_fail(
+                                    &spec,
+                                    tree,
+                                    run_in(&spec, &dir, frozen_files.as_ref()),
+                                ),
                             }
                         }
                     });
@@ -694,11 +694,15 @@ pub fn junit(r: &Report) -> String {
             .collect();
         s.push_str(&format!(
             ">\n      <{element} message=\"{}\" type=\"{}\">{}</{element}>\n    </testcase>\n",
-            escape(why.first().map(String::as_str).unwrap_or(if element == "error" {
-                "could not run"
-            } else {
-                "not verified"
-            })),
+            escape(
+                why.first()
+                    .map(String::as_str)
+                    .unwrap_or(if element == "error" {
+                        "could not run"
+                    } else {
+                        "not verified"
+                    })
+            ),
             escape(if element == "error" {
                 "could not run"
             } else {

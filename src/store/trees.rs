@@ -91,7 +91,10 @@ impl Store {
         modes_from: Option<ObjectId>,
     ) -> Result<ObjectId> {
         let executable = |tree: ObjectId, path: &str| -> Result<Option<bool>> {
-            let t = self.repo.find_tree(tree).ctx(format!("reading tree {tree}"))?;
+            let t = self
+                .repo
+                .find_tree(tree)
+                .ctx(format!("reading tree {tree}"))?;
             Ok(t.lookup_entry_by_path(path)
                 .ctx(format!("looking up {path}"))?
                 .filter(|e| e.mode().is_blob())

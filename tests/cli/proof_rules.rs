@@ -5,7 +5,7 @@
 //! outside a one-file criterion's declared scope).
 
 use crate::evidence::{accept, frozen, needs_file, prove, refuse, tip};
-use crate::harness::{check, path_first, make_executable, Run, TestRepo};
+use crate::harness::{check, make_executable, path_first, Run, TestRepo};
 use serde_json::json;
 
 /// A fake `pytest` that exits with the code in `.pytest-exit` (untracked, ignored).
@@ -80,7 +80,11 @@ fn red_exit_codes_and_an_output_pattern_say_which_failures_count() {
     repo.write(".pytest-exit", "2");
     let run = run_with(&repo, &tools, &["evidence", "red", "S", "c1"]);
     assert_eq!(run.code, 65, "{run}");
-    assert!(run.stderr.contains("exit 2 is not one of the failures its redExitCodes count (1)"), "{run}");
+    assert!(
+        run.stderr
+            .contains("exit 2 is not one of the failures its redExitCodes count (1)"),
+        "{run}"
+    );
     let run = run_with(&repo, &tools, &["evidence", "red", "S", "c2"]);
     assert_eq!(run.code, 65, "{run}");
     assert!(run.stderr.contains("does not show \"exited 3\""), "{run}");
@@ -91,7 +95,11 @@ fn red_exit_codes_and_an_output_pattern_say_which_failures_count() {
     // A redExitCodes that could never count is refused when the contract is checked.
     repo.draft(
         "S",
-        json!([check("c1", "command_success", json!({"command": "pytest", "redExitCodes": [0]}))]),
+        json!([check(
+            "c1",
+            "command_success",
+            json!({"command": "pytest", "redExitCodes": [0]})
+        )]),
     );
     repo.rails(&["contract", "freeze", "S", "--bump"])
         .code(65)
@@ -150,7 +158,10 @@ fn a_guard_is_green_without_red_and_goes_stale() {
         .clone();
     assert_eq!(suite["reruns"].as_array().unwrap().len(), 1, "{suite}");
     assert_eq!(suite["reruns"][0]["of"], "green");
-    assert!(suite["account"][0].as_str().unwrap().contains("regression guard"));
+    assert!(suite["account"][0]
+        .as_str()
+        .unwrap()
+        .contains("regression guard"));
 
     // Guards alone never make a sprint done.
     let only = frozen(json!([guard]));
@@ -164,7 +175,11 @@ fn a_guard_is_green_without_red_and_goes_stale() {
 /// is refused). It is reported, never blocking.
 #[test]
 fn a_non_blocking_criterion_never_blocks_the_gate() {
-    let mut nb = check("lint", "command_success", json!({"command": "test -f README.md"}));
+    let mut nb = check(
+        "lint",
+        "command_success",
+        json!({"command": "test -f README.md"}),
+    );
     nb["blocking"] = json!(false);
     let repo = frozen(json!([needs_file("c1", "feature.txt"), nb]));
     refuse(

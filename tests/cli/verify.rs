@@ -198,9 +198,14 @@ fn the_ci_recipe_runs_on_a_fresh_clone() {
         "refs/spar/*:refs/spar/*",
         "refs/notes/*:refs/notes/*",
     ]);
-    ci.rails(&["verify", "S", "--rerun", "--commit", &sha])
-        .ok()
-        .stdout_has("verdict: done");
+    // As on a CI runner: no git identity, no global configuration.
+    let ci_verify = |ci: &TestRepo, sha: &str| {
+        let mut cmd = ci.command("git-rails");
+        no_identity(&mut cmd);
+        cmd.args(["verify", "S", "--rerun", "--commit", sha]);
+        crate::harness::Run::of(&mut cmd)
+    };
+    ci_verify(&ci, &sha).ok().stdout_has("verdict: done");
     // A hand-made "surfaced" pushed from elsewhere does not survive it.
     let repo2 = frozen(json!([needs_file("c1", "feature.txt")]));
     accept(&repo2, "red", "c1", &[]);
@@ -220,7 +225,7 @@ fn the_ci_recipe_runs_on_a_fresh_clone() {
     repo2.git(&["clone", "-q", url2, ci2_path.to_str().unwrap()]);
     let ci2 = TestRepo::at(&ci2_path);
     ci2.git(&["fetch", "-q", "origin", "refs/rails/*:refs/rails/*"]);
-    ci2.rails(&["verify", "S", "--rerun", "--commit", &sha2])
+    ci_verify(&ci2, &sha2)
         .code(2)
         .stdout_has("does not replay at");
 }
@@ -354,22 +359,28 @@ fn red_is_recorded_on_reviewable_content_and_rerun_rebuilds_it_from_the_base() {
     assert_ne!(reruns[1]["tree"], red["record"]["tree"]);
     assert!(!out.path().join("ran-with-marker").exists());
     let want = repo
-        .git(&["rev-parse", &format!("{}:tests/test_feature.sh", reruns[1]["tree"].as_str().unwrap())])
+        .git(&[
+            "rev-parse",
+            &format!(
+                "{}:tests/test_feature.sh",
+                reruns[1]["tree"].as_str().unwrap()
+            ),
+        ])
         .trim()
         .to_string();
     assert_eq!(
         want,
-        repo.git(&["rev-parse", "HEAD:tests/test_feature.sh"]).trim()
+        repo.git(&["rev-parse", "HEAD:tests/test_feature.sh"])
+            .trim()
     );
-    repo.rails(&["verify", "S"])
-        .ok()
-        .stdout_has(&format!(
-            "RED base {}: its tree differs from it in .rails/marker, tests/test_feature.sh",
-            &base[..7]
-        ));
+    repo.rails(&["verify", "S"]).ok().stdout_has(&format!(
+        "RED base {}: its tree differs from it in .rails/marker, tests/test_feature.sh",
+        &base[..7]
+    ));
     // The report shows it too.
     let page = repo.path().join("report.html");
-    repo.rails(&["report", "S", "--html", page.to_str().unwrap()]).ok();
+    repo.rails(&["report", "S", "--html", page.to_str().unwrap()])
+        .ok();
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(
         html.contains(&format!(
@@ -429,7 +440,11 @@ fn a_missing_prerequisite_is_could_not_run_not_a_broken_proof() {
     let repo = TestRepo::new();
     repo.draft_with(
         "S",
-        json!([check("c1", "command_success", json!({"command": "greeter"}))]),
+        json!([check(
+            "c1",
+            "command_success",
+            json!({"command": "greeter"})
+        )]),
         json!({"environmentPrerequisites": [{"name": "greeter", "check": "command_exists",
             "spec": {"command": "greeter"}, "reason": "the check runs it"}]}),
     );
@@ -445,8 +460,18 @@ fn a_missing_prerequisite_is_could_not_run_not_a_broken_proof() {
     repo.commit_all("feature");
     with_tool(&["evidence", "green", "S", "c1"]).ok();
     with_tool(&["evidence", "surface", "S", "c1", "--note", "CI"]).ok();
-    with_tool(&["evidence", "cleanup", "S", "c1", "--note", "nothing was started"]).ok();
-    with_tool(&["verify", "S", "--rerun"]).ok().stdout_has("verdict: done");
+    with_tool(&[
+        "evidence",
+        "cleanup",
+        "S",
+        "c1",
+        "--note",
+        "nothing was started",
+    ])
+    .ok();
+    with_tool(&["verify", "S", "--rerun"])
+        .ok()
+        .stdout_has("verdict: done");
     let run = repo.rails(&["verify", "S", "--rerun"]);
     run.code(3)
         .stdout_has("could not run")
@@ -454,6 +479,25 @@ fn a_missing_prerequisite_is_could_not_run_not_a_broken_proof() {
         .stdout_has("verdict: could not run")
         .stdout_lacks("reopen")
         .stdout_lacks("not done");
+}
+
+/// A CI runner's environment on top of the hermetic one: no git identity at all, none guessed
+/// from the machine (`user.useConfigOnly`, as on a runner whose host name gives none), and no
+/// global configuration (the hermetic environment's `GIT_CONFIG_GLOBAL=/dev/null`).
+pub fn no_identity(cmd: &mut std::process::Command) {
+    for k in [
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "EMAIL",
+    ] {
+        cmd.env_remove(k);
+    }
+    let n = if crate::harness::git3() { 2 } else { 0 };
+    cmd.env("GIT_CONFIG_COUNT", (n + 1).to_string())
+        .env(format!("GIT_CONFIG_KEY_{n}"), "user.useConfigOnly")
+        .env(format!("GIT_CONFIG_VALUE_{n}"), "true");
 }
 
 /// The README's CI recipe on a runner with no git identity and no global configuration at
@@ -467,34 +511,40 @@ fn the_ci_recipe_needs_no_identity_and_no_global_config() {
     let remote = tempfile::tempdir().unwrap();
     let url = remote.path().to_str().unwrap();
     repo.git(&["init", "-q", "--bare", url]);
-    repo.git(&["push", "-q", url, "HEAD:refs/heads/main", "refs/rails/*:refs/rails/*"]);
+    repo.git(&[
+        "push",
+        "-q",
+        url,
+        "HEAD:refs/heads/main",
+        "refs/rails/*:refs/rails/*",
+    ]);
     let ci_dir = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     let ci_path = ci_dir.path().join("ci");
     let bare = |dir: &std::path::Path, program: &str, args: &[&str]| {
         let mut cmd = crate::harness::hermetic_command(program, home.path(), dir);
-        for k in [
-            "GIT_AUTHOR_NAME",
-            "GIT_AUTHOR_EMAIL",
-            "GIT_COMMITTER_NAME",
-            "GIT_COMMITTER_EMAIL",
-            "EMAIL",
-        ] {
-            cmd.env_remove(k);
-        }
-        // No identity is guessed from the machine either, as on a runner whose host name
-        // gives none.
-        let n = if crate::harness::git3() { 2 } else { 0 };
-        cmd.env("GIT_CONFIG_COUNT", (n + 1).to_string())
-            .env(format!("GIT_CONFIG_KEY_{n}"), "user.useConfigOnly")
-            .env(format!("GIT_CONFIG_VALUE_{n}"), "true");
+        no_identity(&mut cmd);
         cmd.args(args);
         crate::harness::Run::of(&mut cmd)
     };
-    bare(ci_dir.path(), "git", &["clone", "-q", url, ci_path.to_str().unwrap()]).ok();
-    bare(&ci_path, "git", &["fetch", "-q", "origin", "refs/rails/*:refs/rails/*"]).ok();
+    bare(
+        ci_dir.path(),
+        "git",
+        &["clone", "-q", url, ci_path.to_str().unwrap()],
+    )
+    .ok();
+    bare(
+        &ci_path,
+        "git",
+        &["fetch", "-q", "origin", "refs/rails/*:refs/rails/*"],
+    )
+    .ok();
     // The setting bites: git itself cannot commit here.
-    let commit = bare(&ci_path, "git", &["commit", "-q", "--allow-empty", "-m", "x"]);
+    let commit = bare(
+        &ci_path,
+        "git",
+        &["commit", "-q", "--allow-empty", "-m", "x"],
+    );
     assert_ne!(commit.code, 0, "{commit}");
     bare(
         &ci_path,
