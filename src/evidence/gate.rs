@@ -16,6 +16,10 @@ fn schema() -> &'static str {
     SCHEMA
 }
 
+fn yes() -> bool {
+    true
+}
+
 /// One step still missing, with the command that takes it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -33,6 +37,9 @@ pub struct CriterionReport {
     pub description: String,
     pub kind: String,
     pub proof: Proof,
+    /// A non-blocking criterion is reported and never blocks the gate.
+    #[serde(default = "yes")]
+    pub blocking: bool,
     pub status: CriterionStatus,
     pub cycle: u32,
     pub red: Option<String>,
@@ -393,6 +400,7 @@ fn judge(
             description: check.description.clone(),
             kind: check.kind.as_str().to_string(),
             proof,
+            blocking: check.blocking,
             status,
             cycle: c.map(|c| c.cycle).unwrap_or(1),
             red: short(&c.and_then(|c| c.red.as_ref()).and_then(|r| r.id.clone())),

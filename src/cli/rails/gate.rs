@@ -38,12 +38,22 @@ pub(super) fn cmd_gate(a: GateArgs) -> Result<Outcome> {
     } else if format == "json" {
         crate::cli::print_json(&report)?;
     } else if report.done {
+        let blocking = report.criteria.iter().filter(|c| c.blocking).count();
+        let guards = report
+            .criteria
+            .iter()
+            .filter(|c| c.blocking && c.proof == crate::evidence::Proof::Guard)
+            .count();
         outln!(
-            "gate passed: {} {} is done at {} ({} criteria surfaced, receipts in, none stale)",
+            "gate passed: {} {} is done at {} ({blocking} blocking criteria proven{}, receipts in, none stale)",
             report.sprint,
             report.version,
             short(&commit.to_string()),
-            report.criteria.len()
+            if guards == 0 {
+                String::new()
+            } else {
+                format!(", {guards} of them regression guard{}", if guards == 1 { "" } else { "s" })
+            }
         );
     } else {
         outln!(
