@@ -374,16 +374,20 @@ fn uncounted_change(
         return Ok(None);
     }
     let shown: Vec<&str> = changed.iter().take(5).map(String::as_str).collect();
+    let why = if changed.iter().all(|p| !subject::subject_path(p)) {
+        format!(
+            "the tool folders ({}), which never count",
+            subject::TOOL_FOLDERS.join(", ")
+        )
+    } else {
+        "paths outside the criterion's declared scope or in the tool folders, which never count"
+            .to_string()
+    };
     Ok(Some(Error::refused(format!(
-        "GREEN of {} differs from its RED only in {}{}, {}: no change that can make it pass, so this pass proves nothing changed.",
+        "GREEN of {} differs from its RED only in {}{} ({why}): no change that can make it pass, so this pass proves nothing changed.",
         q(id),
         shown.join(", "),
         if changed.len() > shown.len() { ", …" } else { "" },
-        if check.scope.is_some() && changed.iter().all(|p| subject::subject_path(p)) {
-            "outside the criterion's declared scope"
-        } else {
-            "the tool folders' files or paths outside the criterion's declared scope (neither counts)"
-        }
     ))))
 }
 

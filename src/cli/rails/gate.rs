@@ -52,7 +52,14 @@ pub(super) fn cmd_gate(a: GateArgs) -> Result<Outcome> {
             if guards == 0 {
                 String::new()
             } else {
-                format!(", {guards} of them regression guard{}", if guards == 1 { "" } else { "s" })
+                format!(
+                    ", {guards} of them {}",
+                    if guards == 1 {
+                        "a regression guard"
+                    } else {
+                        "regression guards"
+                    }
+                )
             }
         );
     } else {
