@@ -297,7 +297,15 @@ pub(super) fn apply(c: &mut Criterion, t: Transition, check: &Check, record: Rec
         Transition::Reopen => {
             // The cycle stays in the tree under cycles/<id>/<n>/; the state starts anew.
             let archived = c.archived_cycles + 1;
-            *c = Criterion::new(Proof::of(check));
+            // A cycle keeps its criterion's proof, but for a check that became a guard or
+            // stopped being one (a reopen is how that change takes effect): chains written
+            // before guards replay exactly as they were written.
+            let proof = if check.is_guard() || c.proof == Proof::Guard {
+                Proof::of(check)
+            } else {
+                c.proof
+            };
+            *c = Criterion::new(proof);
             c.cycle = archived + 1;
             c.archived_cycles = archived;
         }

@@ -259,3 +259,33 @@ fn a_change_outside_a_one_file_criterions_scope_does_not_make_green_possible() {
         &["--because", "the build wrote out/result.txt"],
     );
 }
+
+/// Making a proven criterion a guard changes what it proves: the gate asks for a reopen, and
+/// the reopened cycle is a guard's (GREEN with no RED).
+#[test]
+fn a_criterion_made_a_guard_by_a_bump_is_reopened_as_one() {
+    let repo = frozen(json!([
+        needs_file("c1", "feature.txt"),
+        needs_file("c2", "second.txt")
+    ]));
+    prove(&repo, "c1", "feature.txt");
+    repo.commit_all("c1");
+    prove(&repo, "c2", "second.txt");
+    accept(&repo, "recheck", "c1", &[]);
+    repo.commit_all("c2");
+    repo.rails(&["gate", "S"]).ok();
+    let mut g = needs_file("c2", "second.txt");
+    g["proof"] = json!("guard");
+    repo.draft("S", json!([needs_file("c1", "feature.txt"), g]));
+    repo.rails(&["contract", "freeze", "S", "--bump"]).ok();
+    repo.rails(&["gate", "S"])
+        .code(2)
+        .stdout_has("- c2 its check changed in v1.1 since it was proven");
+    accept(&repo, "reopen", "c2", &["--note", "now a guard"]);
+    assert_eq!(
+        crate::evidence::state(&repo)["criteria"]["c2"]["proof"],
+        "guard"
+    );
+    accept(&repo, "green", "c2", &[]);
+    repo.rails(&["gate", "S"]).ok();
+}
