@@ -182,9 +182,29 @@ pub struct Check {
     /// Globs of the paths the check is about (evidence staleness looks only there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<Vec<String>>,
+    /// How the criterion is proven: failing first (the default) or, `"guard"`, a regression
+    /// guard that passes already and must keep passing (GREEN with no RED).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<CheckProof>,
+}
+
+/// The `proof` of a check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CheckProof {
+    /// The default: RED, then GREEN after a change.
+    #[serde(rename = "failing-first")]
+    FailingFirst,
+    /// A regression guard: it already passes, and GREEN records that it still does.
+    #[serde(rename = "guard")]
+    Guard,
 }
 
 impl Check {
+    /// Whether the criterion is a regression guard (`"proof": "guard"`).
+    pub fn is_guard(&self) -> bool {
+        self.proof == Some(CheckProof::Guard)
+    }
+
     /// The kind-specific spec, typed. The contract was checked when parsed, so this fails only
     /// on a contract built by hand in code.
     pub fn typed_spec(&self) -> Result<CheckSpec, Problem> {
@@ -219,6 +239,13 @@ pub struct CommandSpec {
     pub timeout_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect_exit_code: Option<i32>,
+    /// The exit codes that count as the check failing for a RED (`[1]` for pytest's failed
+    /// tests); others are refused as RED (`evidence::red`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red_exit_codes: Option<Vec<i32>>,
+    /// A pattern that must appear in the output for a failure to count as a RED.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red_output_pattern: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -668,6 +695,12 @@ impl Contract {
             for (j, g) in check.scope.iter().flatten().enumerate() {
                 out.extend(glob_problem(format!("{at}.scope[{j}]"), g));
             }
+            if check.is_guard() && check.kind == CheckKind::ManualChecklist {
+                out.push(Problem::new(
+                    format!("{at}.proof"),
+                    "a manual_checklist is a person's judgement, surfaced when ticked; it cannot be a regression guard",
+                ));
+            }
             match CheckSpec::parse(check.kind, &check.spec, &format!("{at}.spec")) {
                 Err(p) => out.push(p),
                 Ok(spec) => {
@@ -797,6 +830,33 @@ fn spec_problems(spec: &CheckSpec, at: &str, root: Option<&Path>) -> Vec<Problem
             }
             if c.timeout_ms == Some(0) {
                 out.push(Problem::new(format!("{at}.timeoutMs"), "must be above 0"));
+            }
+            if let Some(codes) = &c.red_exit_codes {
+                if codes.is_empty() {
+                    out.push(Problem::new(
+                        format!("{at}.redExitCodes"),
+                        "is empty, so no failure could ever count as a RED; list the exit codes of the check failing (pytest: [1, 2])",
+                    ));
+                }
+                if let Some(x) = codes.iter().find(|x| **x == expect) {
+                    out.push(Problem::new(
+                        format!("{at}.redExitCodes"),
+                        format!("holds {x}, the exit code the check expects to pass with"),
+                    ));
+                }
+            }
+            if let Some(p) = &c.red_output_pattern {
+                match regex::Regex::new(p) {
+                    Err(e) => out.push(Problem::new(
+                        format!("{at}.redOutputPattern"),
+                        format!("invalid regex: {e}"),
+                    )),
+                    Ok(re) if re.is_match("") => out.push(Problem::new(
+                        format!("{at}.redOutputPattern"),
+                        format!("{p:?} matches the empty string, so any failure would count; anchor it to what the failing test prints"),
+                    )),
+                    Ok(_) => {}
+                }
             }
         }
         CheckSpec::RegexInFile(r) => match regex::Regex::new(&r.pattern) {

@@ -485,7 +485,7 @@ impl Replayer<'_> {
                 self.sprint, record.contract_version
             )));
         };
-        let mut c = known.unwrap_or_else(|| Criterion::new(Proof::of(check.kind)));
+        let mut c = known.unwrap_or_else(|| Criterion::new(Proof::of(&check)));
         let req = Request {
             sprint: self.sprint,
             criterion: id,

@@ -16,6 +16,10 @@ fn schema() -> &'static str {
     SCHEMA
 }
 
+fn yes() -> bool {
+    true
+}
+
 /// One step still missing, with the command that takes it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -33,6 +37,9 @@ pub struct CriterionReport {
     pub description: String,
     pub kind: String,
     pub proof: Proof,
+    /// A non-blocking criterion is reported and never blocks the gate.
+    #[serde(default = "yes")]
+    pub blocking: bool,
     pub status: CriterionStatus,
     pub cycle: u32,
     pub red: Option<String>,
@@ -66,6 +73,9 @@ pub struct Report {
     pub no_receipt: Vec<String>,
     pub stale: Vec<String>,
     pub missing: Vec<Step>,
+    /// What non-blocking criteria still lack: reported, never blocking the gate.
+    #[serde(default)]
+    pub not_blocking: Vec<Step>,
     /// Turns an agent ended with this sprint unproven (after `rails.agentStopLimit` blocked
     /// stops with nothing moved): "agent ended its turn with <sprint> unproven (session <id>)".
     pub agent_turns_ended: Vec<crate::hooks::agent::EndedTurn>,
@@ -153,12 +163,6 @@ fn short(id: &Option<String>) -> Option<String> {
     id.as_ref().map(|s| s[..s.len().min(7)].to_string())
 }
 
-/// Paths under `.rails/` are the tool's own drafts and checklists, not the subject: they
-/// never make a proof stale (a checklist's ticks count once committed, when it is surfaced).
-fn subject_path(p: &str) -> bool {
-    !p.starts_with(".rails/")
-}
-
 /// The test files of `checkPaths` as each version froze them, to find criteria proven under an
 /// older version whose test files a newer one re-froze.
 fn check_path_pins(
@@ -236,6 +240,7 @@ fn judge(
     }
     let mut no_receipt = Vec::new();
     let mut stale_ids = Vec::new();
+    let mut not_blocking = Vec::new();
     // The test files of checkPaths: changed in the judged tree since the freeze, or re-frozen
     // by a newer version than the one a criterion's RED was recorded under.
     let pins = match &frozen.contract.check_paths {
@@ -278,15 +283,15 @@ fn judge(
         paths
     };
     for check in &frozen.contract.dod.checks {
-        let proof = Proof::of(check.kind);
+        let proof = Proof::of(check);
         let c = criteria_state.get(&check.id);
         let status = c.map(|c| c.status).unwrap_or(CriterionStatus::Pending);
         let proven = c.is_some_and(|c| c.status != CriterionStatus::Pending);
         let spec_moved = proven && c.is_some_and(|c| spec_changed(c.proven_spec.as_ref(), check));
-        let tests_moved: Vec<String> = if proven && proof == Proof::Check {
+        let tests_moved: Vec<String> = if proven && proof != Proof::Review {
             let mut t: Vec<String> = changed_tests.clone();
             t.extend(refrozen(
-                c.and_then(|c| c.red.as_ref())
+                c.and_then(|c| c.red.as_ref().or(c.green.as_ref()))
                     .map(|r| r.contract_version.as_str()),
             ));
             t.sort();
@@ -302,7 +307,7 @@ fn judge(
         let needs_reopen = spec_moved || !tests_moved.is_empty();
         let mut stale = None;
         if let (Some(c), Some(tree)) = (c, commit_tree) {
-            if c.status == CriterionStatus::Surfaced {
+            if proof.finished(c.status) {
                 if let Some(b) = &c.binding {
                     let bound = ObjectId::from_hex(b.tree.as_bytes()).map_err(|e| {
                         Error::internal(format!("criterion {} has a bad bound tree: {e}", check.id))
@@ -315,7 +320,9 @@ fn judge(
                         let changed: Vec<String> = store
                             .changed_paths(bound, tree)?
                             .into_iter()
-                            .filter(|p| subject_path(p))
+                            // The tool folders never make a proof stale (a checklist's ticks
+                            // count once committed, when it is surfaced).
+                            .filter(|p| super::subject::subject_path(p))
                             .filter(|p| scope.as_ref().is_none_or(|s| s.is_match(p.as_str())))
                             .collect();
                         if !changed.is_empty() {
@@ -327,6 +334,8 @@ fn judge(
         }
         let receipts = c.map(|c| c.cleanup_receipts).unwrap_or(0);
         let id = &check.id;
+        // A non-blocking criterion's steps are reported, never blocking.
+        let missing_before = missing.len();
         if needs_reopen && !spec_moved && changed_tests.iter().any(|p| tests_moved.contains(p)) {
             missing.push(Step {
                 criterion: id.clone(),
@@ -358,7 +367,7 @@ fn judge(
                     "git rails evidence reopen {sprint} {id} --note \"<what changed>\""
                 ),
             });
-        } else if status != CriterionStatus::Surfaced {
+        } else if !proof.finished(status) {
             missing.push(Step {
                 criterion: id.clone(),
                 reason: format!("is {}", status.as_str()),
@@ -387,11 +396,15 @@ fn judge(
                 });
             }
         }
+        if !check.blocking {
+            not_blocking.extend(missing.drain(missing_before..));
+        }
         criteria.push(CriterionReport {
             id: id.clone(),
             description: check.description.clone(),
             kind: check.kind.as_str().to_string(),
             proof,
+            blocking: check.blocking,
             status,
             cycle: c.map(|c| c.cycle).unwrap_or(1),
             red: short(&c.and_then(|c| c.red.as_ref()).and_then(|r| r.id.clone())),
@@ -411,6 +424,24 @@ fn judge(
     }
     let (dropped, vanished) = dropped_criteria(store, sprint, &frozen)?;
     missing.extend(vanished);
+    if !frozen
+        .contract
+        .dod
+        .checks
+        .iter()
+        .any(|c| c.blocking && Proof::of(c) != Proof::Guard)
+    {
+        missing.push(Step {
+            criterion: "contract".into(),
+            reason: format!(
+                "{} has no blocking criterion that is proven failing first: regression guards and non-blocking criteria alone never make a sprint done",
+                frozen.version
+            ),
+            command: format!(
+                "git rails contract edit {sprint} --next (add a criterion that fails before the work), then git rails contract freeze {sprint} --bump"
+            ),
+        });
+    }
     let done = !criteria.is_empty() && missing.is_empty();
     Ok(Report {
         schema: SCHEMA,
@@ -423,6 +454,7 @@ fn judge(
         no_receipt,
         stale: stale_ids,
         missing,
+        not_blocking,
         agent_turns_ended: crate::hooks::agent::ended_turns(store, sprint)?,
         chain_problem: derived.problem,
         dropped,
@@ -515,10 +547,10 @@ pub fn render_status(r: &Report) -> String {
             c.id,
             c.description,
             c.kind,
-            if c.proof == Proof::Review {
-                " (review)"
-            } else {
-                ""
+            match c.proof {
+                Proof::Review => " (review)",
+                Proof::Guard => " (guard: passes, no RED)",
+                Proof::Check => "",
             }
         ));
         if !ids.is_empty() {
@@ -544,6 +576,12 @@ pub fn render_status(r: &Report) -> String {
         s.push_str(&format!(": {}", r.no_receipt.join(", ")));
     }
     s.push('\n');
+    for m in &r.not_blocking {
+        s.push_str(&format!(
+            "Non-blocking {} {} (not blocking the gate): {}\n",
+            m.criterion, m.reason, m.command
+        ));
+    }
     s.push_str(&format!("Stale {}", r.stale.len()));
     if !r.stale.is_empty() {
         s.push_str(&format!(": {}", r.stale.join(", ")));

@@ -7,15 +7,19 @@
 //!
 //! One concept a file: `state` (the `state.json` format and reading it), `rules` (the
 //! transition table), `transition` (observing and writing one), `replay` (applying one already
-//! recorded); [`chain`] (the record chain and its replay), [`merge`], [`gate`], [`kept`],
-//! [`verify`].
+//! recorded); [`chain`] (the record chain and its replay), [`merge`], [`gate`], [`verify`], [`subject`] (the
+//! tool folders, which a proof is never about), `red` (what counts as a RED), [`base`] (a RED's
+//! reviewable content: its base commit and the contract's pinned files).
 
+pub mod base;
 pub mod chain;
 pub mod gate;
 pub mod merge;
+mod red;
 mod replay;
 mod rules;
 mod state;
+pub mod subject;
 mod transition;
 pub mod verify;
 

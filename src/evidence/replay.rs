@@ -41,7 +41,7 @@ pub fn replay(
     record: Record,
 ) -> Result<String> {
     let id = req.criterion;
-    let proof = Proof::of(check.kind);
+    let proof = Proof::of(check);
     let mut c = state
         .criteria
         .get(id)

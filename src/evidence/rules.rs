@@ -53,6 +53,12 @@ pub fn next_command(sprint: &SprintId, id: &str, status: CriterionStatus, proof:
             "git rails evidence surface {sprint} {id} --note \"<where a person sees it>\""
         ),
         (CriterionStatus::Pending, Proof::Check) => format!("git rails evidence red {sprint} {id}"),
+        (CriterionStatus::Pending | CriterionStatus::Red, Proof::Guard) => {
+            format!("git rails evidence green {sprint} {id}")
+        }
+        (CriterionStatus::Green | CriterionStatus::Surfaced, Proof::Guard) => {
+            format!("git rails evidence recheck {sprint} {id}")
+        }
         (CriterionStatus::Red, _) => format!("git rails evidence green {sprint} {id}"),
         (CriterionStatus::Green, _) => format!(
             "git rails evidence surface {sprint} {id} --note \"<where a person sees it>\""
@@ -90,6 +96,12 @@ pub(super) fn check_allowed(req: &Request<'_>, c: &Criterion, check: &Check) -> 
                     check.kind.as_str()
                 )));
             }
+            if c.proof == Proof::Guard {
+                return Err(Error::refused(format!(
+                    "Criterion {} is a regression guard (\"proof\": \"guard\"): it passes already and has no RED. Record that it still passes: git rails evidence green {sprint} {id}",
+                    q(id)
+                )));
+            }
             match status {
                 Pending | Red => Ok(()),
                 Green => Err(Error::refused(format!(
@@ -109,7 +121,12 @@ pub(super) fn check_allowed(req: &Request<'_>, c: &Criterion, check: &Check) -> 
             }
             match status {
                 Red => Ok(()),
+                Pending if c.proof == Proof::Guard => Ok(()),
                 Pending => Err(failing_first()),
+                Green if c.proof == Proof::Guard => Err(Error::refused(format!(
+                    "Criterion {} is a guard and already green. To bind it to a newer tree: git rails evidence recheck {sprint} {id}",
+                    q(id)
+                ))),
                 Green => Err(Error::refused(format!(
                     "Criterion {} is already green. Surface it: git rails evidence surface {sprint} {id} --note \"<where a person sees it>\"",
                     q(id)
@@ -125,6 +142,11 @@ pub(super) fn check_allowed(req: &Request<'_>, c: &Criterion, check: &Check) -> 
             }
             match (status, c.proof) {
                 (Green, Proof::Check) | (Pending, Proof::Review) => Ok(()),
+                (_, Proof::Guard) => Err(Error::refused(format!(
+                    "Criterion {} is a regression guard: it is finished once green, with no surface. Next: {}",
+                    q(id),
+                    next_command(sprint, id, c.status, c.proof)
+                ))),
                 (Surfaced, _) => Err(Error::refused(format!(
                     "Criterion {} is already surfaced. If its subject changed, reopen it with git rails evidence reopen {sprint} {id} --note \"<what changed>\" and earn it again.",
                     q(id)
@@ -154,6 +176,7 @@ pub(super) fn check_allowed(req: &Request<'_>, c: &Criterion, check: &Check) -> 
             let changed = spec_changed(c.proven_spec.as_ref(), check);
             match status {
                 Surfaced => Ok(()),
+                Green if c.proof == Proof::Guard => Ok(()),
                 Red | Green if changed => Ok(()),
                 _ => Err(Error::refused(format!(
                     "Criterion {} is {}; only a surfaced criterion is reopened (or one whose check changed in a newer contract version). Next: {}",
@@ -168,7 +191,14 @@ pub(super) fn check_allowed(req: &Request<'_>, c: &Criterion, check: &Check) -> 
                 "The check of criterion {} changed in a newer contract version: its subject changed, so a recheck would prove something else. Reopen it and earn RED again: git rails evidence reopen {sprint} {id} --note \"<what changed>\"",
                 q(id)
             ))),
+            Green if c.proof == Proof::Guard && spec_changed(c.proven_spec.as_ref(), check) => {
+                Err(Error::refused(format!(
+                    "The check of guard {} changed in a newer contract version: reopen it and record it green again: git rails evidence reopen {sprint} {id} --note \"<what changed>\"",
+                    q(id)
+                )))
+            }
             Surfaced => Ok(()),
+            Green if c.proof == Proof::Guard => Ok(()),
             _ => Err(Error::refused(format!(
                 "Criterion {} is {}; recheck re-binds a surfaced criterion to a newer tree. Next: {}",
                 q(id),
@@ -235,6 +265,10 @@ pub(super) fn apply(c: &mut Criterion, t: Transition, check: &Check, record: Rec
         Transition::Green => {
             c.status = CriterionStatus::Green;
             binding_by = Some("green");
+            if c.proof == Proof::Guard {
+                // A guard has no RED: its GREEN is what proves the subject.
+                c.proven_spec = Some(spec_value(check));
+            }
         }
         Transition::Surface => {
             c.status = CriterionStatus::Surfaced;
@@ -263,7 +297,15 @@ pub(super) fn apply(c: &mut Criterion, t: Transition, check: &Check, record: Rec
         Transition::Reopen => {
             // The cycle stays in the tree under cycles/<id>/<n>/; the state starts anew.
             let archived = c.archived_cycles + 1;
-            *c = Criterion::new(c.proof);
+            // A cycle keeps its criterion's proof, but for a check that became a guard or
+            // stopped being one (a reopen is how that change takes effect): chains written
+            // before guards replay exactly as they were written.
+            let proof = if check.is_guard() || c.proof == Proof::Guard {
+                Proof::of(check)
+            } else {
+                c.proof
+            };
+            *c = Criterion::new(proof);
             c.cycle = archived + 1;
             c.archived_cycles = archived;
         }

@@ -25,14 +25,29 @@ pub enum Proof {
     Check,
     /// A person reads and judges (`manual_checklist`).
     Review,
+    /// A regression guard (`"proof": "guard"`): it passes already, so GREEN with no RED, and
+    /// it must keep passing.
+    Guard,
 }
 
 impl Proof {
-    pub fn of(kind: CheckKind) -> Proof {
-        if kind == CheckKind::ManualChecklist {
+    /// How the criterion of `check` is proven.
+    pub fn of(check: &Check) -> Proof {
+        if check.kind == CheckKind::ManualChecklist {
             Proof::Review
+        } else if check.is_guard() {
+            Proof::Guard
         } else {
             Proof::Check
+        }
+    }
+
+    /// The status in which a criterion of this proof is finished: surfaced, or green for a
+    /// guard (no surface or receipt is asked of it).
+    pub fn finished(self, status: CriterionStatus) -> bool {
+        match self {
+            Proof::Guard => status == CriterionStatus::Green,
+            Proof::Check | Proof::Review => status == CriterionStatus::Surfaced,
         }
     }
 }
@@ -71,6 +86,11 @@ pub struct Record {
     pub head: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<String>,
+    /// A RED's base commit: `tree` differs from it only in the contract's pinned `checkPaths`
+    /// files and the tool folders, and a re-run rebuilds the RED from it (`evidence::base`).
+    /// None on REDs recorded before that rule, and on every other record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dirty: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -181,7 +201,12 @@ impl State {
 
 /// The kind and spec of a check as one value, to notice a changed subject.
 pub fn spec_value(check: &Check) -> Value {
-    serde_json::json!({"kind": check.kind, "spec": check.spec})
+    let mut v = serde_json::json!({"kind": check.kind, "spec": check.spec});
+    // Only when set, so what was proven before `proof` existed still reads as unchanged.
+    if let Some(p) = check.proof {
+        v["proof"] = serde_json::json!(p);
+    }
+    v
 }
 
 /// True when the criterion's proven subject differs from the contract's check.

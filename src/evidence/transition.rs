@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::chain;
 use super::rules::{apply, check_allowed, record_stem, unchanged_green, Request, Transition};
 use super::state::{Criterion, CriterionStatus, Proof, Record};
+use super::{base, chain, red, subject};
 use super::{evidence_ref, q, STATE_FILE, TREES_DIR};
 use crate::contract::checks::{self, Status as CheckStatus};
 use crate::contract::schema::Check;
@@ -109,7 +109,7 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
             return Err(p.refusal(sprint));
         }
         let (mut state, tip) = (derived.state, derived.tip);
-        let proof = Proof::of(check.kind);
+        let proof = Proof::of(&check);
         let criterion = state
             .criteria
             .entry(id.to_string())
@@ -124,6 +124,7 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
             at: now(),
             head: store.head_commit()?.map(|h| h.to_string()),
             tree: None,
+            base: None,
             dirty: None,
             check_status: None,
             summary: None,
@@ -174,12 +175,24 @@ pub fn transition(store: &Store, req: &Request<'_>) -> Result<Recorded> {
                 }
             }
             record.evidence = ev;
-            refuse_outcome(req, &check, &outcome)?;
+            refuse_outcome(req, &spec, &outcome)?;
+            // What a re-run rebuilds the RED from (checked once the failure is known to be one,
+            // so that "already passes" is said first); the runtime kinds judge a running
+            // service, are never re-run from a tree, and so need no base.
+            if req.transition == Transition::Red && super::judges_tree(check.kind) {
+                record.base = Some(base::reviewable(store, &frozen, id, tree)?.to_string());
+            }
             if req.transition == Transition::Green {
+                let hint = format!(
+                    "change the tracked files (a new file counts once added: `git add <file>`), then run `git rails evidence green {sprint} {id}` again; if what changed is outside the tree (a service, a tool), say what: `git rails evidence green {sprint} {id} --because \"<what changed>\"`"
+                );
                 if let Some(e) = unchanged_green(id, &c, &check, &record, req.because.is_some()) {
-                    return Err(e.hint(format!(
-                        "change the tracked files (a new file counts once added: `git add <file>`), then run `git rails evidence green {sprint} {id}` again; if what changed is outside the tree (a service, a tool), say what: `git rails evidence green {sprint} {id} --because \"<what changed>\"`"
-                    )));
+                    return Err(e.hint(hint));
+                }
+                if req.because.is_none() {
+                    if let Some(e) = uncounted_change(store, id, &c, &check, tree)? {
+                        return Err(e.hint(hint));
+                    }
                 }
                 record.because = because.as_ref().map(|b| b.text.clone());
             }
@@ -349,8 +362,56 @@ fn frozen_reads(
     })
 }
 
+/// A GREEN whose tree differs from its RED's only in the tool folders (or, for a kind that
+/// reads one file, outside the criterion's declared scope): nothing that can have made it pass
+/// changed. The same words as a GREEN on the RED's very tree.
+fn uncounted_change(
+    store: &Store,
+    id: &str,
+    c: &Criterion,
+    check: &Check,
+    green_tree: ObjectId,
+) -> Result<Option<Error>> {
+    if !super::judges_tree(check.kind) {
+        return Ok(None);
+    }
+    let Some(red_tree) = c
+        .red
+        .as_ref()
+        .and_then(|r| r.tree.as_deref())
+        .and_then(|t| ObjectId::from_hex(t.as_bytes()).ok())
+        .filter(|t| store.has_object(*t))
+    else {
+        return Ok(None);
+    };
+    let changed = store.changed_paths(red_tree, green_tree)?;
+    if changed.is_empty() || !subject::counted_changes(check, &changed)?.is_empty() {
+        return Ok(None);
+    }
+    let shown: Vec<&str> = changed.iter().take(5).map(String::as_str).collect();
+    let why = if changed.iter().all(|p| !subject::subject_path(p)) {
+        format!(
+            "the tool folders ({}), which never count",
+            subject::TOOL_FOLDERS.join(", ")
+        )
+    } else {
+        "paths outside the criterion's declared scope or in the tool folders, which never count"
+            .to_string()
+    };
+    Ok(Some(Error::refused(format!(
+        "GREEN of {} differs from its RED only in {}{} ({why}): no change that can make it pass, so this pass proves nothing changed.",
+        q(id),
+        shown.join(", "),
+        if changed.len() > shown.len() { ", …" } else { "" },
+    ))))
+}
+
 /// Refuses an observation that does not prove what the transition claims.
-fn refuse_outcome(req: &Request<'_>, check: &Check, o: &checks::Outcome) -> Result<()> {
+fn refuse_outcome(
+    req: &Request<'_>,
+    spec: &crate::contract::schema::CheckSpec,
+    o: &checks::Outcome,
+) -> Result<()> {
     let (sprint, id) = (req.sprint, req.criterion);
     if o.status == CheckStatus::Error {
         return Err(Error::refused(format!(
@@ -364,6 +425,17 @@ fn refuse_outcome(req: &Request<'_>, check: &Check, o: &checks::Outcome) -> Resu
         )));
     }
     match req.transition {
+        Transition::Red if o.status == CheckStatus::Fail => match red::not_red(spec, o) {
+            None => Ok(()),
+            Some(why) => Err(Error::refused(format!(
+                "{id} failed, but not as the check failing: {} ({}). A RED records the check failing, so nothing was recorded.",
+                why.reason(),
+                o.summary
+            ))
+            .hint(format!(
+                "fix what stops the check from running, then run `git rails evidence red {sprint} {id}` again; if this failure is the criterion failing, say which failures count in the check (`redExitCodes` or `redOutputPattern`: `git rails contract edit {sprint} --next`)"
+            ))),
+        },
         Transition::Red if o.status == CheckStatus::Pass => Err(Error::refused(format!(
             "{id} already passes, so this RED would prove nothing. Write the check so that it fails before the change, or bump the contract ({}).",
             o.summary
@@ -393,9 +465,6 @@ fn refuse_outcome(req: &Request<'_>, check: &Check, o: &checks::Outcome) -> Resu
         .hint(format!(
             "if the change broke it, fix it and recheck; if its subject changed, `git rails evidence reopen {sprint} {id} --note \"<what changed>\"`"
         ))),
-        _ => {
-            let _ = check;
-            Ok(())
-        }
+        _ => Ok(()),
     }
 }

@@ -20,6 +20,8 @@ pub struct Step {
     pub record: Value,
     /// The captured stdout and stderr tails (`<name>.log`), when the step ran the check.
     pub log: Option<String>,
+    /// A RED's difference from its base commit (None: not a RED, or not computable here).
+    pub from_base: Option<Vec<String>>,
 }
 
 /// One cycle of a criterion.
@@ -85,7 +87,20 @@ pub fn load(store: &Store, report: Report, tip: Option<ObjectId>) -> Result<Spri
                     let log = store
                         .read_file(tip, &format!("{cdir}/{name}.log"))?
                         .map(|b| String::from_utf8_lossy(&b).into_owned());
-                    steps.push(Step { name, record, log });
+                    let from_base = if name == "red" {
+                        match serde_json::from_value::<crate::evidence::Record>(record.clone()) {
+                            Ok(r) => crate::evidence::base::difference(store, &r)?,
+                            Err(_) => None,
+                        }
+                    } else {
+                        None
+                    };
+                    steps.push(Step {
+                        name,
+                        record,
+                        log,
+                        from_base,
+                    });
                 }
                 list.push(Cycle { number: n, steps });
             }
@@ -138,6 +153,19 @@ pub fn html_report(v: &SprintView) -> String {
         html(&r.sprint_type),
         html(r.commit.as_deref().map(short).unwrap_or("(no commit)"))
     );
+    if !r.not_blocking.is_empty() {
+        let _ = writeln!(b, "<ul id=\"not-blocking\">");
+        for m in &r.not_blocking {
+            let _ = writeln!(
+                b,
+                "<li class=\"not-blocking-step\">{} (non-blocking) {}: <code>{}</code></li>",
+                html(&m.criterion),
+                html(&m.reason),
+                html(&m.command)
+            );
+        }
+        let _ = writeln!(b, "</ul>");
+    }
     if !r.missing.is_empty() {
         let _ = writeln!(b, "<ul id=\"missing\">");
         for m in &r.missing {
@@ -162,7 +190,11 @@ pub fn html_report(v: &SprintView) -> String {
             c.status.as_str(),
             html(&c.id),
             html(&c.description),
-            html(&c.kind),
+            html(&if c.proof == crate::evidence::Proof::Guard {
+                format!("{} (guard)", c.kind)
+            } else {
+                c.kind.clone()
+            }),
             c.status.as_str(),
             c.cycle,
             c.receipts,
@@ -190,7 +222,16 @@ pub fn html_report(v: &SprintView) -> String {
             for s in &cy.steps {
                 step(&mut b, s);
             }
-            for n in ["red", "green", "surface"] {
+            let guard = r
+                .criteria
+                .iter()
+                .any(|c| &c.id == id && c.proof == crate::evidence::Proof::Guard);
+            let expected: &[&str] = if guard {
+                &["green"]
+            } else {
+                &["red", "green", "surface"]
+            };
+            for n in expected {
                 if !has(n) {
                     let _ = writeln!(b, "<li class=\"step step-{n} missing\" data-step=\"{n}\"><strong>{}</strong>: not recorded</li>", n.to_uppercase());
                 }
@@ -237,6 +278,34 @@ fn step(b: &mut String, s: &Step) {
         let _ = write!(b, " · tree {}", html(short(t)));
     }
     let _ = writeln!(b, "</div>");
+    if s.name == "red" {
+        // What CI re-runs is the base commit plus the frozen test files: show what else the
+        // recorded tree held, so a reviewer sees it.
+        match (rec.get("base").and_then(Value::as_str), &s.from_base) {
+            (None, _) => {
+                let _ = writeln!(b, "<div class=\"base\">no base commit: recorded before a RED named one, so it cannot be re-run from reviewable content</div>");
+            }
+            (Some(base), Some(paths)) => {
+                let _ = writeln!(
+                    b,
+                    "<div class=\"base\">base {} · differs from it in: {}</div>",
+                    html(short(base)),
+                    if paths.is_empty() {
+                        "nothing".to_string()
+                    } else {
+                        html(&paths.join(", "))
+                    }
+                );
+            }
+            (Some(base), None) => {
+                let _ = writeln!(
+                    b,
+                    "<div class=\"base\">base {} (not in this clone)</div>",
+                    html(short(base))
+                );
+            }
+        }
+    }
     for key in ["summary", "note", "path"] {
         let t = field(rec, key);
         if !t.is_empty() {

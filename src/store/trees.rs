@@ -82,6 +82,45 @@ impl Store {
         Ok(editor.write().ctx("writing a tree")?.detach())
     }
 
+    /// A tree made from `base` with `files` put in place by blob id, each keeping the mode
+    /// (executable or not) its path has in `base`, else in `modes_from`, else a plain file.
+    pub fn tree_with_files_in_place(
+        &self,
+        base: ObjectId,
+        files: &[(String, ObjectId)],
+        modes_from: Option<ObjectId>,
+    ) -> Result<ObjectId> {
+        let executable = |tree: ObjectId, path: &str| -> Result<Option<bool>> {
+            let t = self
+                .repo
+                .find_tree(tree)
+                .ctx(format!("reading tree {tree}"))?;
+            Ok(t.lookup_entry_by_path(path)
+                .ctx(format!("looking up {path}"))?
+                .filter(|e| e.mode().is_blob())
+                .map(|e| e.mode().is_executable()))
+        };
+        let mut editor = self.repo.edit_tree(base).ctx("preparing a tree")?;
+        for (path, blob) in files {
+            let exec = match executable(base, path)? {
+                Some(x) => x,
+                None => match modes_from {
+                    Some(m) => executable(m, path)?.unwrap_or(false),
+                    None => false,
+                },
+            };
+            let kind = if exec {
+                EntryKind::BlobExecutable
+            } else {
+                EntryKind::Blob
+            };
+            editor
+                .upsert(path.as_str(), kind, *blob)
+                .ctx(format!("adding {path} to a tree"))?;
+        }
+        Ok(editor.write().ctx("writing a tree")?.detach())
+    }
+
     /// Every blob of a tree with its path and id, path-sorted.
     pub fn tree_blobs(&self, tree: ObjectId) -> Result<Vec<(String, ObjectId)>> {
         let mut out = Vec::new();

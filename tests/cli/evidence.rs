@@ -981,19 +981,22 @@ fn assert_same(before: &Snapshot, after: &Snapshot) {
 fn red_and_green_leave_the_index_and_the_work_tree_untouched() {
     let repo = frozen(json!([needs_file("c1", "feature.txt")]));
     repo.write("staged.txt", "one\n");
-    repo.commit_all("add staged.txt");
-    // A staged change, an unstaged change, an untracked file.
-    repo.write("staged.txt", "one\ntwo (staged)\n");
-    repo.git(&["add", "staged.txt"]);
-    repo.write("README.md", "test repository\nunstaged line\n");
+    repo.write(".rails/plan.md", "plan\n");
+    repo.write(".rails/notes.md", "notes\n");
+    repo.commit_all("add staged.txt and the tool's files");
+    // A staged change, an unstaged change (in the tool folder, which may differ from HEAD at
+    // RED), an untracked file.
+    repo.write(".rails/plan.md", "plan\ntwo (staged)\n");
+    repo.git(&["add", ".rails/plan.md"]);
+    repo.write(".rails/notes.md", "notes\nunstaged line\n");
     repo.write("untracked.txt", "nobody added me\n");
     // Let the index settle so that nothing but rails could write it.
     repo.git(&["update-index", "-q", "--refresh"]);
     std::thread::sleep(std::time::Duration::from_millis(1100));
 
     let before = snapshot(&repo);
-    assert!(before.0.contains("M  staged.txt"), "{}", before.0);
-    assert!(before.0.contains(" M README.md"), "{}", before.0);
+    assert!(before.0.contains("M  .rails/plan.md"), "{}", before.0);
+    assert!(before.0.contains(" M .rails/notes.md"), "{}", before.0);
     assert!(before.0.contains("?? untracked.txt"), "{}", before.0);
     assert!(before.1.contains("+two (staged)"), "{}", before.1);
     let red = accept(&repo, "red", "c1", &[]);
@@ -1002,8 +1005,8 @@ fn red_and_green_leave_the_index_and_the_work_tree_untouched() {
     let red_tree = red["record"]["tree"].as_str().unwrap().to_string();
     assert_eq!(red_tree, worktree_tree(&repo));
     assert_eq!(
-        repo.git(&["show", &format!("{red_tree}:README.md")]),
-        "test repository\nunstaged line\n"
+        repo.git(&["show", &format!("{red_tree}:.rails/notes.md")]),
+        "notes\nunstaged line\n"
     );
     assert_eq!(
         repo.git_run(&["cat-file", "-e", &format!("{red_tree}:untracked.txt")])
@@ -1014,6 +1017,17 @@ fn red_and_green_leave_the_index_and_the_work_tree_untouched() {
         .as_array()
         .unwrap()
         .contains(&json!("untracked.txt")));
+
+    // Changes no commit holds: a RED is refused, and the refusal touches nothing either.
+    repo.write("staged.txt", "one\ntwo (staged)\n");
+    repo.git(&["add", "staged.txt"]);
+    repo.write("README.md", "test repository\nunstaged line\n");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let before = snapshot(&repo);
+    repo.rails(&["evidence", "red", "S", "c1"])
+        .code(65)
+        .stderr_has("README.md, staged.txt differ from HEAD");
+    assert_same(&before, &snapshot(&repo));
 
     repo.write("feature.txt", "done\n");
     repo.git(&["add", "feature.txt"]);
@@ -1026,6 +1040,10 @@ fn red_and_green_leave_the_index_and_the_work_tree_untouched() {
     assert_eq!(
         repo.git(&["show", &format!("{green_tree}:staged.txt")]),
         "one\ntwo (staged)\n"
+    );
+    assert_eq!(
+        repo.git(&["show", &format!("{green_tree}:README.md")]),
+        "test repository\nunstaged line\n"
     );
     // No temporary index is left behind.
     let leftovers: Vec<String> = std::fs::read_dir(repo.path().join(".git"))
@@ -1103,6 +1121,12 @@ fn red_from_a_subfolder_records_the_whole_work_tree() {
     repo.write("src/lib.txt", "code\n");
     repo.git(&["add", "src/lib.txt"]);
     let before = tip(&repo);
+    // From a subfolder too, the whole work tree is what must be committed.
+    repo.rails_in("src", &["evidence", "red", "S", "c1"])
+        .code(65)
+        .stderr_has("src/lib.txt differs from HEAD");
+    assert_eq!(tip(&repo), before);
+    repo.git(&["commit", "-q", "-m", "lib"]);
     repo.rails_in("src", &["evidence", "red", "S", "c1"])
         .ok()
         .stdout_has("c1 is now red");
@@ -1116,26 +1140,31 @@ fn red_from_a_subfolder_records_the_whole_work_tree() {
 }
 
 #[test]
-fn red_in_a_repository_without_commits_records_the_work_tree() {
-    // No commit, so no HEAD and no .git/index yet: the observation is still the work tree's.
+fn red_in_a_repository_without_commits_is_refused_until_there_is_one() {
+    // No commit, so no HEAD and no .git/index yet: nothing a RED could name as its base.
     let repo = TestRepo::bare_init();
     repo.draft("S", json!([needs_file("c1", "feature.txt")]));
     repo.rails(&["contract", "freeze", "S"]).ok();
     repo.write("src/lib.txt", "code\n");
     assert!(!repo.path().join(".git/index").exists());
-    let out = accept(&repo, "red", "c1", &[]);
-    assert_eq!(
-        out["record"]["untracked"],
-        json!([".rails/contracts/S.json", "src/lib.txt"])
-    );
+    // A RED is recorded on a commit (its base): with none, it is refused, saying so...
+    repo.rails(&["evidence", "red", "S", "c1"])
+        .code(65)
+        .stderr_has("there is no commit yet")
+        .stderr_has("git add -A && git commit");
+    assert_eq!(tip(&repo), None);
     // ...and the user still has no index.
     assert!(!repo.path().join(".git/index").exists());
     repo.git(&["add", "src/lib.txt"]);
+    repo.git(&["commit", "-q", "-m", "lib"]);
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
     let out = accept(&repo, "red", "c1", &[]);
     let rec = &out["record"];
     assert_eq!(rec["exitCode"], 1);
-    assert!(rec.get("head").is_none(), "{rec}");
-    assert_eq!(rec["dirty"], true);
+    assert_eq!(rec["head"], head.as_str());
+    assert_eq!(rec["base"], head.as_str());
+    assert_eq!(rec["dirty"], false);
+    assert_eq!(rec["untracked"], json!([".rails/contracts/S.json"]));
     let tree = rec["tree"].as_str().unwrap();
     assert_eq!(
         repo.git(&["show", &format!("{tree}:src/lib.txt")]),
@@ -1321,11 +1350,13 @@ fn a_runtime_check_may_go_green_on_the_reds_tree() {
 #[test]
 fn doctor_lists_records_whose_trees_carry_files_no_commit_holds() {
     let repo = frozen(json!([needs_file("c1", "feature.txt")]));
-    // Staged when the RED was taken, then unstaged and never committed: the record's tree
+    accept(&repo, "red", "c1", &[]);
+    // Staged when the GREEN was taken, then unstaged and never committed: the record's tree
     // carries it (as every record written before untracked files were left out may).
     repo.write("secret.txt", "TOKEN=1\n");
-    repo.git(&["add", "secret.txt"]);
-    accept(&repo, "red", "c1", &[]);
+    repo.write("feature.txt", "done\n");
+    repo.git(&["add", "secret.txt", "feature.txt"]);
+    accept(&repo, "green", "c1", &[]);
     repo.git(&["rm", "-q", "--cached", "secret.txt"]);
     let run = repo.rails(&["doctor"]);
     run.code(1)

@@ -223,9 +223,12 @@ fn sync_between_two_clones_through_sha256_and_reftable_servers() {
             .ok();
         let dir = tempfile::tempdir().unwrap();
         let b_path = dir.path().join("b");
+        // On main, whatever the server's HEAD names: a RED is recorded on a commit.
         a.git(&[
             "clone",
             "-q",
+            "-b",
+            "main",
             &format!("--ref-format={refs}"),
             remote.path().to_str().unwrap(),
             b_path.to_str().unwrap(),

@@ -30,6 +30,7 @@ mod mcp;
 mod model_server;
 mod pipeline;
 mod privacy;
+mod proof_rules;
 mod readme;
 mod real_cli;
 mod real_mcp;

@@ -55,9 +55,10 @@ fn status_prints_the_seeds_report_with_the_record_ids() {
     repo.git(&["add", "feature.txt"]);
     accept(&repo, "green", "c1", &[]);
     accept(&repo, "surface", "c1", &["--note", "PR"]);
+    // A RED is recorded on committed content (and the frozen test files) only.
+    repo.commit_all("work");
     accept(&repo, "red", "c2", &[]);
     accept(&repo, "surface", "r1", &["--note", "read"]);
-    repo.commit_all("work");
 
     let st = state(&repo);
     let c1 = &st["criteria"]["c1"];
@@ -391,6 +392,7 @@ fn scope_limits_staleness_to_its_globs() {
         needs_file("c2", "lib/other.txt"),
     ]));
     prove(&repo, "c1", "src/feature.txt");
+    repo.commit_all("c1");
     prove(&repo, "c2", "lib/other.txt");
     repo.commit_all("work");
     repo.rails(&["gate", "S"]).ok();
@@ -461,6 +463,7 @@ fn a_bump_that_changes_a_checks_spec_needs_reopen() {
         needs_file("c2", "second.txt")
     ]));
     prove(&repo, "c1", "feature.txt");
+    repo.commit_all("c1");
     prove(&repo, "c2", "second.txt");
     // c1 was proven before second.txt existed.
     accept(&repo, "recheck", "c1", &[]);

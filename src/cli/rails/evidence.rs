@@ -146,9 +146,10 @@ pub(super) fn cmd_verify(a: VerifyArgs) -> Result<Outcome> {
     } else {
         out!("{}", crate::evidence::verify::render(&report));
     }
-    Ok(if report.done {
-        Outcome::Ok
-    } else {
-        Outcome::Blocked
+    // 2 when anything is not done, else 3 when a re-run could not run here, else 0.
+    Ok(match report.verdict {
+        "done" => Outcome::Ok,
+        "could not run" => Outcome::AbortPrecheck,
+        _ => Outcome::Blocked,
     })
 }

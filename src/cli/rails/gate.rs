@@ -42,12 +42,29 @@ pub(super) fn cmd_gate(a: GateArgs) -> Result<Outcome> {
     } else if format == "json" {
         crate::cli::print_json(&report)?;
     } else if report.done {
+        let blocking = report.criteria.iter().filter(|c| c.blocking).count();
+        let guards = report
+            .criteria
+            .iter()
+            .filter(|c| c.blocking && c.proof == crate::evidence::Proof::Guard)
+            .count();
         outln!(
-            "gate passed: {} {} is done at {} ({} criteria surfaced, receipts in, none stale)",
+            "gate passed: {} {} is done at {} ({blocking} blocking criteria proven{}, receipts in, none stale)",
             report.sprint,
             report.version,
             short(&commit.to_string()),
-            report.criteria.len()
+            if guards == 0 {
+                String::new()
+            } else {
+                format!(
+                    ", {guards} of them {}",
+                    if guards == 1 {
+                        "a regression guard"
+                    } else {
+                        "regression guards"
+                    }
+                )
+            }
         );
     } else {
         outln!(
@@ -60,6 +77,16 @@ pub(super) fn cmd_gate(a: GateArgs) -> Result<Outcome> {
         );
         for m in &report.missing {
             outln!("- {} {}: {}", m.criterion, m.reason, m.command);
+        }
+    }
+    if format != "markdown" && format != "json" {
+        for m in &report.not_blocking {
+            outln!(
+                "- {} (non-blocking, not blocking the gate) {}: {}",
+                m.criterion,
+                m.reason,
+                m.command
+            );
         }
     }
     if !a.json {

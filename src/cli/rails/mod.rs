@@ -80,10 +80,15 @@ pub enum RailsCommand {
     /// Without --rerun: the gate's verdict on the commit, from the objects alone (the evidence
     /// chain replayed from its first commit, no local cache), with what each criterion's
     /// records say. With --rerun: each proven check also runs again on the judged commit, and
-    /// each RED on the tree its RED recorded, each in a temporary checkout (never the work tree
-    /// or the index); a GREEN that does not pass again or a RED that does not fail again is
+    /// each RED on its tree rebuilt from its base commit and the test files the contract froze
+    /// (never the tree it recorded), each in a temporary checkout (never the work tree or the
+    /// index), after the contract's command_exists, env_var and file_exists prerequisites are
+    /// checked there; a GREEN that does not pass again or a RED that does not fail again is
     /// reported. Runtime checks (http_status, process_listening, db_query) are not run again.
-    /// Exit 0 when done, 2 when not, other codes when it could not decide.
+    /// Needs no git identity, no global configuration and no network. Exit 0 when done, 2 when
+    /// any criterion is not done, else 3 when a re-run could not run here (a missing
+    /// prerequisite, a RED recorded before it named its base commit), other codes when it
+    /// could not decide.
     Verify(VerifyArgs),
     /// Run the planner → implementer → reviewer → deployer hand-offs as a persisted state machine
     #[command(subcommand)]
@@ -413,8 +418,8 @@ pub struct VerifyArgs {
     /// The commit judged (default: HEAD)
     #[arg(long, value_name = "REV")]
     pub commit: Option<String>,
-    /// Run each proven check again on the commit, and each RED on its recorded tree, in a
-    /// clean temporary checkout
+    /// Run each proven check again on the commit, and each RED on its base commit with the
+    /// frozen test files, in a clean temporary checkout
     #[arg(long)]
     pub rerun: bool,
     /// Print the rails-verify/v1 document

@@ -49,6 +49,7 @@ impl Drafted {
                     manual_spec(checklist, &description)
                 }
             };
+            let (spec, proof) = runner_settings(kind, spec, raw);
             self.checks.push(Check {
                 id,
                 description,
@@ -56,6 +57,7 @@ impl Drafted {
                 spec,
                 blocking: true,
                 scope: None,
+                proof,
             });
             self.check_sections.push(section.heading.clone());
         }
@@ -151,6 +153,39 @@ impl Drafted {
             }
         }
     }
+}
+
+/// The settings a `command_success` gets for the runners `generate` knows: which exits count
+/// as a RED, and a guard for an item that says the suite stays green.
+fn runner_settings(kind: CheckKind, mut spec: Value, raw: &str) -> (Value, Option<CheckProof>) {
+    if kind != CheckKind::CommandSuccess {
+        return (spec, None);
+    }
+    let command = spec
+        .get("command")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let words: Vec<&str> = command
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let named = |n: &str| words.iter().any(|w| w.rsplit('/').next() == Some(n));
+    let codes = if named("pytest") || named("py.test") {
+        Some(json!([1, 2]))
+    } else if words.windows(2).any(|w| w[0] == "cargo" && w[1] == "test") {
+        Some(json!([101]))
+    } else {
+        None
+    };
+    if let (Some(codes), Value::Object(m)) = (codes, &mut spec) {
+        if !m.contains_key("expectExitCode") {
+            m.insert("redExitCodes".into(), codes);
+        }
+    }
+    let prose = Parts::new(raw).prose(None);
+    let guard = is_match(stays_green_re(), &prose).then_some(CheckProof::Guard);
+    (spec, guard)
 }
 
 pub(super) fn manual_spec(checklist: &str, text: &str) -> (CheckKind, Value) {

@@ -36,6 +36,11 @@
 //!    `통과`, `성공`, `실행`, `동작`, `정상`); `exits N` / `종료 코드 N` sets a non-zero
 //!    `expectExitCode`. An item that says the command fails (`fails`, `must fail`, `실패해야`)
 //!    without an exit code is not mapped.
+//!    A `command_success` that runs pytest gets `redExitCodes: [1, 2]` (failed tests, a
+//!    collection error) and one that runs `cargo test` `[101]`, so that a runner that could
+//!    not run is never a RED; and an item that says the suite stays green (`still`, `stays`,
+//!    `keeps`, `existing`, `regression`, `기존`, `여전히`, `유지`, `회귀`) is a regression guard
+//!    (`"proof": "guard"`): it passes already, so it is recorded GREEN with no RED.
 //! 6. otherwise `manual_checklist` `{"path": ".rails/checklists/<sprint>.md", "items": [text]}`,
 //!    reported in [`Generated::manual_items`].
 //!
@@ -68,7 +73,7 @@ use regex::{Captures, Match, Regex};
 use serde_json::{json, Value};
 
 use crate::contract::schema::{
-    self, Check, CheckKind, Contract, Dod, Gates, NonGoal, PrereqKind, Prerequisite,
+    self, Check, CheckKind, CheckProof, Contract, Dod, Gates, NonGoal, PrereqKind, Prerequisite,
     ReviewerProfile, RuntimeCommand, RuntimeValidation, SchemaVersion, SprintType,
 };
 use crate::error::Error;
@@ -246,6 +251,10 @@ regex!(
 regex!(
     success_re,
     r"(?i)\b(?:pass(?:es|ed)?|succeed(?:s|ed)?|success(?:fully)?|green|runs?|works?|exits?)\b|통과|성공|실행|동작|정상"
+);
+regex!(
+    stays_green_re,
+    r"(?i)\b(?:still|stays?|keeps?|remains?|existing|regressions?|whole suite|entire suite|full suite|no longer break)\b|기존|여전히|유지|회귀"
 );
 regex!(
     failure_re,

@@ -84,6 +84,28 @@ fn every_regex_compiles() {
     }
 }
 
+/// The runners generate knows get which exits count as RED, and "the suite stays green"
+/// items are regression guards; a plain "passes" stays failing-first.
+#[test]
+fn known_runners_get_red_exit_codes_and_stays_green_items_are_guards() {
+    let g = gen("# SPRINT-008: t\n\n## Done criteria\n- `pytest -q tests/test_api.py` passes\n- the existing suite still passes: `pytest`\n- `npm test` passes\n- `sh check.sh` exits 3\n");
+    parses(&g);
+    let checks: Vec<(&str, Option<schema::CheckProof>, &serde_json::Value)> = g
+        .contract
+        .dod
+        .checks
+        .iter()
+        .map(|c| (c.id.as_str(), c.proof, &c.spec))
+        .collect();
+    assert_eq!(checks[0].1, None);
+    assert_eq!(checks[0].2["redExitCodes"], json!([1, 2]));
+    assert_eq!(checks[1].1, Some(schema::CheckProof::Guard));
+    assert_eq!(checks[1].2["redExitCodes"], json!([1, 2]));
+    assert_eq!(checks[2].1, None);
+    assert!(checks[2].2.get("redExitCodes").is_none());
+    assert!(checks[3].2.get("redExitCodes").is_none());
+}
+
 #[test]
 fn english_document() {
     let g = gen(EN);
@@ -104,7 +126,7 @@ fn english_document() {
             row(
                 "cargo-test-workspace-passes",
                 "command_success",
-                json!({"command": "cargo test --workspace"})
+                json!({"command": "cargo test --workspace", "redExitCodes": [101]})
             ),
             row(
                 "src-routes-health-rs-exists",
