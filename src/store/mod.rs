@@ -20,7 +20,7 @@ mod review;
 mod trees;
 mod worktree;
 
-pub use atomic::{atomic_write, atomic_write_mode, cache_append, cache_write, replace_file};
+pub use atomic::{atomic_write, atomic_write_mode, cache_write, replace_file};
 pub use in_place::rewrite_from_difference;
 pub use lock::{Lock, LockName};
 pub use porcelain::RemoteOutcome;

@@ -369,65 +369,8 @@ enum HotCommand {
     Gate(GateArgs),
 }
 
-/// `git spar gate` in its common shapes (rounds, `--json`, `--format`, `--expect-head`, `--out`,
-/// each option at most once, no value that starts with `-`) read without clap, whose handling
-/// of each of a thousand round arguments cost more than the rest of a kept gate; None for any
-/// other shape, which clap then parses (and explains, when it is wrong).
-fn quick_gate(args: &[OsString]) -> Option<GateArgs> {
-    let mut a = GateArgs {
-        rounds: Vec::with_capacity(args.len().saturating_sub(2)),
-        expect_head: None,
-        out: None,
-        json: false,
-        format: None,
-    };
-    let mut rest = args.get(2..)?.iter();
-    while let Some(arg) = rest.next() {
-        let arg = arg.to_str()?;
-        if !arg.starts_with('-') {
-            a.rounds.push(arg.to_string());
-            continue;
-        }
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) => (n, Some(v)),
-            None => (arg, None),
-        };
-        if name == "--json" && inline.is_none() && !a.json {
-            a.json = true;
-            continue;
-        }
-        let value = match inline {
-            Some(v) => v,
-            None => rest.next()?.to_str()?,
-        };
-        if value.is_empty() || value.starts_with('-') {
-            return None;
-        }
-        let slot = match name {
-            "--format" => &mut a.format,
-            "--expect-head" => &mut a.expect_head,
-            "--out" if a.out.is_none() => {
-                a.out = Some(PathBuf::from(value));
-                continue;
-            }
-            _ => return None,
-        };
-        if slot.is_some() {
-            return None;
-        }
-        *slot = Some(value.to_string());
-    }
-    let conflicting = a.json && a.format.is_some();
-    (!a.rounds.is_empty() && !conflicting).then_some(a)
-}
-
 fn parse_args(args: Vec<OsString>) -> std::result::Result<SparCli, ExitCode> {
     if args.get(1).and_then(|a| a.to_str()) == Some("gate") {
-        if let Some(a) = quick_gate(&args) {
-            return Ok(SparCli {
-                command: SparCommand::Gate(a),
-            });
-        }
         let cli = super::parse::<HotCli>(args)?;
         return Ok(SparCli {
             command: match cli.command {
@@ -625,27 +568,6 @@ mod tests {
             let fast = format!("{:?}", parse_args(argv(line)).unwrap());
             let full = format!("{:?}", parse(argv(line)).unwrap());
             assert_eq!(fast, full, "{line:?}");
-            assert_eq!(quick_gate(&argv(line)).is_some(), !line.contains(&"-x"));
-        }
-        // Only the common shapes are read without clap; each of these is left to it.
-        for other in [
-            &["git-spar", "gate"][..],
-            &["git-spar", "gate", "s:code-1", "--expect-head", "-x"],
-            &["git-spar", "gate", "s:code-1", "--json", "--json"],
-            &["git-spar", "gate", "s:code-1", "--json", "--format", "json"],
-            &["git-spar", "gate", "s:code-1", "--out", "a", "--out", "b"],
-            &[
-                "git-spar", "gate", "s:code-1", "--format", "json", "--format", "text",
-            ],
-            &["git-spar", "gate", "s:code-1", "--out"],
-            &["git-spar", "gate", "s:code-1", "--out="],
-            &["git-spar", "gate", "s:code-1", "--json=yes"],
-            &["git-spar", "gate", "s:code-1", "--help"],
-            &["git-spar", "gate", "s:code-1", "-h"],
-            &["git-spar", "gate", "--", "s:code-1"],
-            &["git-spar", "gate", "s:code-1", "--bogus", "x"],
-        ] {
-            assert!(quick_gate(&argv(other)).is_none(), "{other:?}");
         }
         for wrong in [
             &["git-spar", "gate"][..],

@@ -1,5 +1,5 @@
-//! The gate: whether the listed rounds let the change go on, decided from the rounds' gate
-//! facts or, when those cannot be trusted, from every record; `gate --out` (G28).
+//! The gate: whether the listed rounds let the change go on, decided from the rounds' records
+//! and the series' history; `gate --out` (G28).
 
 use super::*;
 
@@ -169,19 +169,7 @@ pub fn gate(store: &Store, req: &GateRequest) -> Result<GateOutcome> {
         Some(o) => Some(check_gate_out(o, targets)?),
         None => None,
     };
-    // The decision is a function of the series tips, the list and --expect-head: a gate asked
-    // again (every push) reads one small file instead of every round.
-    let cache = GateCache::new(store, targets, req.expect_head.as_deref());
-    let (passed, reasons, mut document) = match cache.as_ref().and_then(|c| c.read()) {
-        Some(hit) => hit,
-        None => {
-            let decided = decide(store, req, targets)?;
-            if let Some(c) = &cache {
-                c.write(&decided);
-            }
-            decided
-        }
-    };
+    let (passed, reasons, mut document) = decide(store, req, targets)?;
     document.at = Some(now());
     if let Some((path, previous)) = out {
         document.previous_gate_digest = previous;
@@ -194,265 +182,11 @@ pub fn gate(store: &Store, req: &GateRequest) -> Result<GateOutcome> {
     })
 }
 
-pub(super) type Decided = (bool, Vec<String>, GateDocument);
-
-/// The gate's decision over the listed rounds, without the time it was asked at: from the
-/// rounds' gate facts ([`facts::view`]), or by reading every record when a listed round names
-/// another series or round inside its `round.json` than where it is (only a hand-made record
-/// does), or when the facts cannot be read.
-pub(super) fn decide(
-    store: &Store,
-    req: &GateRequest,
-    targets: &[(SeriesId, RoundName)],
-) -> Result<Decided> {
-    let mut views: BTreeMap<String, facts::View> = BTreeMap::new();
-    for (s, _) in targets {
-        if views.contains_key(s.as_str()) {
-            continue;
-        }
-        match facts::view(store, s) {
-            Ok(v) => {
-                views.insert(s.to_string(), v);
-            }
-            Err(_) => return decide_reading_records(store, req, targets),
-        }
-    }
-    let odd = targets.iter().any(|(s, r)| {
-        views[s.as_str()]
-            .parts
-            .get(r.as_str())
-            .is_some_and(|p| p.elsewhere)
-    });
-    if odd {
-        return decide_reading_records(store, req, targets);
-    }
-    // The duplicates left open by their own round, followed to their end through the facts
-    // of the rounds they point into (rare: only those rounds are derived).
-    let mut still_open: HashMap<(String, String, String), bool> = HashMap::new();
-    let mut full: HashMap<(String, String), Option<facts::RoundFacts>> = HashMap::new();
-    for (s, r) in targets {
-        let Some(p) = views[s.as_str()].parts.get(r.as_str()) else {
-            continue;
-        };
-        for (id, _, _, dup) in &p.open {
-            let Some((to, of)) = dup else { continue };
-            let mut seen = vec![(r.to_string(), id.clone())];
-            match resolved_by_facts(store, s, &views[s.as_str()], &mut full, to, of, &mut seen) {
-                Ok(resolved) => {
-                    still_open.insert((s.to_string(), r.to_string(), id.clone()), !resolved);
-                }
-                Err(_) => return decide_reading_records(store, req, targets),
-            }
-        }
-    }
-    Ok(decide_from_facts(store, req, targets, &views, &still_open))
-}
-
-/// Whether a finding no longer blocks, from the facts of its series: a class that never blocks,
-/// a resolving disposition, or a duplicate whose chain ends in a resolved finding. A cycle or a
-/// missing target stays open.
-/// `full` holds the facts of the rounds read so far, by (series, round).
-pub(super) fn resolved_by_facts(
-    store: &Store,
-    series: &str,
-    view: &facts::View,
-    full: &mut HashMap<(String, String), Option<facts::RoundFacts>>,
-    round: &str,
-    id: &str,
-    seen: &mut Vec<(String, String)>,
-) -> Result<bool> {
-    let key = (round.to_string(), id.to_string());
-    if seen.contains(&key) {
-        return Ok(false);
-    }
-    seen.push(key);
-    let at = (series.to_string(), round.to_string());
-    if !full.contains_key(&at) {
-        let f = view.facts_of(store, series, round)?;
-        full.insert(at.clone(), f);
-    }
-    let Some(Some(f)) = full.get(&at) else {
-        return Ok(false);
-    };
-    match facts::step(f, id) {
-        facts::Step::Resolved => Ok(true),
-        facts::Step::Open => Ok(false),
-        facts::Step::Duplicate(r, of) => {
-            resolved_by_facts(store, series, view, full, &r, &of, seen)
-        }
-    }
-}
-
-/// [`decide_reading_records`] from the gate facts: the same reasons in the same order.
-pub(super) fn decide_from_facts(
-    store: &Store,
-    req: &GateRequest,
-    targets: &[(SeriesId, RoundName)],
-    views: &BTreeMap<String, facts::View>,
-    still_open: &HashMap<(String, String, String), bool>,
-) -> Decided {
-    let mut reasons: Vec<String> = Vec::new();
-    // (order, series, round, part) of each listed round that could be read.
-    let mut listed: Vec<(usize, &str, &str, &facts::Part)> = Vec::new();
-    for (i, (s, r)) in targets.iter().enumerate() {
-        let Some(f) = views[s.as_str()].parts.get(r.as_str()) else {
-            reasons.push(format!(
-                "{s}:{r}: cannot be read: {}",
-                record::not_recorded(s, r).message
-            ));
-            continue;
-        };
-        if let Some(e) = &f.round_error {
-            reasons.push(format!("{s}:{r}: cannot be read: {e}"));
-            continue;
-        }
-        if f.dry_run {
-            reasons.push(format!("{s}:{r}: is a dry run; no reviewer ran"));
-            continue;
-        }
-        if f.stopped {
-            reasons.push(format!(
-                "{s}:{r}: stopped before recording findings (counts as a dry run)"
-            ));
-            continue;
-        }
-        if let Some(e) = &f.findings_error {
-            reasons.push(format!("{s}:{r}: cannot be read: {e}"));
-            continue;
-        }
-        listed.push((i, s, r, f));
-    }
-
-    // Every recorded round of each named series must be in the list.
-    let series_names: Vec<&str> = views.keys().map(String::as_str).collect();
-    let wanted: std::collections::HashSet<(&str, &str)> = targets
-        .iter()
-        .map(|(s, r)| (s.as_str(), r.as_str()))
-        .collect();
-    for s in &series_names {
-        let view = &views[*s];
-        for n in &view.names {
-            if wanted.contains(&(*s, n.as_str())) {
-                continue;
-            }
-            let skip = view
-                .parts
-                .get(n)
-                .is_some_and(|f| f.round_error.is_none() && (f.dry_run || f.stopped));
-            if !skip {
-                reasons.push(format!(
-                    "{s}: round {n} of the series is not in the gate list"
-                ));
-            }
-        }
-    }
-
-    // A history that replaced a completed reviewer's result (a commit written by hand: `git
-    // spar record` refuses it) blocks, whatever the tip says now; so do gate facts written by
-    // hand that say what the records do not.
-    for s in &series_names {
-        reasons.extend(views[*s].history.iter().cloned());
-        reasons.extend(views[*s].lies.iter().cloned());
-    }
-
-    // The newest listed round of each stage: every reviewer completed or waived.
-    let mut newest: BTreeMap<(&str, &str), (&str, &facts::Part)> = BTreeMap::new();
-    for (_, s, r, f) in &listed {
-        let key = (*s, f.stage.as_str());
-        let later = newest
-            .get(&key)
-            .is_none_or(|(n, _)| RoundName::number_of(r) >= RoundName::number_of(n));
-        if later {
-            newest.insert(key, (r, f));
-        }
-    }
-    for ((s, _), (r, f)) in &newest {
-        if let Some(e) = &f.waivers_error {
-            reasons.push(format!("{s}:{r}: {e}"));
-        }
-        for (name, status) in &f.unwaived {
-            reasons.push(format!(
-                "{s}:{r}: required reviewer {name} is {status} and not waived"
-            ));
-        }
-    }
-
-    // Open blocking findings, duplicates followed to their end.
-    let mut open_count = 0usize;
-    for (_, s, r, f) in &listed {
-        if let Some(e) = &f.ledger_error {
-            reasons.push(format!("{s}:{r}: {e}"));
-            continue;
-        }
-        for (id, class, claim, dup) in &f.open {
-            let open = dup.is_none()
-                || still_open
-                    .get(&(s.to_string(), r.to_string(), id.clone()))
-                    .copied()
-                    .unwrap_or(true);
-            if open {
-                open_count += 1;
-                reasons.push(format!("{s}:{r}: {id} ({class}) is open: {claim}"));
-            }
-        }
-    }
-
-    // The change must not have moved after review (G27).
-    let newest_head = listed
-        .iter()
-        .max_by(|a, b| a.3.started_at.cmp(&b.3.started_at).then(a.0.cmp(&b.0)))
-        .map(|l| l.3.head.clone());
-    let mut expect = None;
-    if let Some(rev) = &req.expect_head {
-        match store.resolve_commit(rev) {
-            Err(e) => reasons.push(format!("--expect-head {rev:?}: {}", e.message)),
-            Ok(id) => {
-                let id = id.to_string();
-                expect = Some(id.clone());
-                if let Some(h) = &newest_head {
-                    if *h != id {
-                        reasons.push(format!(
-                            "--expect-head {rev} is {id}, but the newest round reviewed {h}: the change moved after review"
-                        ));
-                    }
-                }
-            }
-        }
-    }
-
-    let auto_deferred: u64 = listed.iter().map(|l| l.3.auto_deferred).sum();
-    let growth: Vec<Growth> = listed
-        .iter()
-        .map(|(_, s, r, f)| Growth {
-            series: s.to_string(),
-            round: r.to_string(),
-            stage: f.stage.clone(),
-            findings: f.findings,
-            in_check_paths: f.in_check_paths,
-            outside_check_paths: f.findings - f.in_check_paths,
-        })
-        .collect();
-    let mut uncovered: Vec<String> = listed
-        .iter()
-        .flat_map(|l| l.3.standpoints_uncovered.iter().cloned())
-        .collect();
-    uncovered.sort();
-    uncovered.dedup();
-    finish_decision(
-        targets,
-        reasons,
-        newest_head,
-        expect,
-        open_count,
-        auto_deferred as usize,
-        growth,
-        uncovered,
-    )
-}
+type Decided = (bool, Vec<String>, GateDocument);
 
 /// The decision document from what the gate found.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn finish_decision(
+fn finish_decision(
     targets: &[(SeriesId, RoundName)],
     reasons: Vec<String>,
     newest_head: Option<String>,
@@ -485,8 +219,9 @@ pub(super) fn finish_decision(
     (passed, reasons, document)
 }
 
-/// The gate's decision read from every listed round's records and the series' whole history.
-pub(super) fn decide_reading_records(
+/// The gate's decision, without the time it was asked at, read from every listed round's
+/// records and the series' whole history.
+fn decide(
     store: &Store,
     req: &GateRequest,
     targets: &[(SeriesId, RoundName)],

@@ -15,7 +15,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::config::Config;
-use super::facts;
 use super::ids::{parse_target, RoundName, SeriesId};
 use super::record::{self, lock_series, Finding, Round};
 use super::vocab::{CodeCause, Disposition, Stage, Status};
@@ -25,13 +24,11 @@ use crate::store::{self, ObjectId, Store};
 
 mod caps;
 mod gate;
-mod gate_cache;
 mod triage;
 mod waive;
 
 pub use self::caps::*;
 pub use self::gate::*;
-use self::gate_cache::*;
 pub use self::triage::*;
 pub use self::waive::*;
 
