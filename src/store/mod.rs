@@ -8,6 +8,7 @@
 //! ([`atomic_write`]); writers serialise on `fs2` locks under the git common dir ([`lock`]).
 
 mod atomic;
+mod cache;
 mod config;
 mod in_place;
 mod lock;
@@ -21,6 +22,7 @@ mod trees;
 mod worktree;
 
 pub use atomic::{atomic_write, atomic_write_mode, cache_write, replace_file};
+pub use cache::Memo;
 pub use in_place::rewrite_from_difference;
 pub use lock::{Lock, LockName};
 pub use porcelain::RemoteOutcome;

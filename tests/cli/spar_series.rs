@@ -1242,11 +1242,11 @@ fn record_refuses_a_result_larger_than_32_mib_from_a_stream() {
     assert_ne!(fx.tip("s"), before);
 }
 
-/// The gate that builds on what an earlier gate kept (each round's part of the decision, the
-/// duplicates followed at decision time) decides exactly as a gate with nothing kept, at every
-/// step: new records, triage into and out of a duplicate chain that crosses rounds,
-/// the ref set back to an older commit and forward again, a commit the kept facts never saw
-/// (written aside by hand), a sublist, and a hand-edited kept file.
+/// The gate that builds on what an earlier gate kept (the memo of the series at a commit: each
+/// round's part of the decision, the duplicates followed at decision time) decides exactly as
+/// a gate with nothing kept, at every step: new records, triage into and out of a duplicate
+/// chain that crosses rounds, the ref set back to an older commit and forward again, a commit
+/// no gate saw (written aside by hand), a sublist, and memo entries edited by hand.
 #[test]
 fn a_gate_on_kept_parts_decides_as_a_cold_gate() {
     let fx = Fixture::new("check_paths = [\"checks/**\"]\n[caps]\ncode = 20\n");
@@ -1254,7 +1254,7 @@ fn a_gate_on_kept_parts_decides_as_a_cold_gate() {
     for _ in 0..3 {
         fx.run("s", &[]).ok();
     }
-    let cache = fx.repo.path().join(".git/spar/cache");
+    let cache = fx.repo.path().join(".git/rails/cache");
     let aside = fx.tmp("cache-aside");
     let doc = |r: &Run| -> Value {
         let mut v: Value = serde_json::from_str(&r.stdout).unwrap();
@@ -1268,12 +1268,9 @@ fn a_gate_on_kept_parts_decides_as_a_cold_gate() {
     let same = |list: &[String], what: &str| -> Value {
         let mut args = vec!["gate", "--json"];
         args.extend(list.iter().map(String::as_str));
-        // The decision kept by an earlier step is not what is tested here.
-        let _ = std::fs::remove_dir_all(cache.join("gate"));
         let warm = fx.spar(&args);
         let mut text_args = args.clone();
         text_args.remove(1);
-        let _ = std::fs::remove_dir_all(cache.join("gate"));
         let warm_text = fx.spar(&text_args);
         let _ = std::fs::remove_dir_all(&aside);
         std::fs::rename(&cache, &aside).unwrap();
@@ -1352,12 +1349,26 @@ fn a_gate_on_kept_parts_decides_as_a_cold_gate() {
     forge(&fx, "rounds/code-1/ledger.jsonl", b"");
     same(&rounds(5), "a commit written aside by hand");
 
-    // A kept file edited by hand so it no longer chains: voided, decided from the records.
-    let kept = cache.join("facts/s.jsonl");
-    let mut bytes = std::fs::read(&kept).unwrap();
-    bytes.extend_from_slice(b"{\"from\":\"0000\",\"tip\":\"1111\"}\n");
-    std::fs::write(&kept, &bytes).unwrap();
-    same(&rounds(5), "a kept file that does not chain");
+    // Every kept entry edited by hand (a byte more, a byte less, emptied): each a miss,
+    // decided from the records.
+    let memo = cache.join("spar-gate");
+    let entries: Vec<_> = std::fs::read_dir(&memo)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(!entries.is_empty());
+    for (i, e) in entries.iter().enumerate() {
+        let mut bytes = std::fs::read(e).unwrap();
+        match i % 3 {
+            0 => bytes.push(b' '),
+            1 => {
+                bytes.pop();
+            }
+            _ => bytes.clear(),
+        }
+        std::fs::write(e, &bytes).unwrap();
+    }
+    same(&rounds(5), "memo entries edited by hand");
 }
 
 /// A client with our hooks stops the same hand-made commit before it leaves, also for a

@@ -151,13 +151,6 @@ pub(super) fn check_gate_out(
     Ok((abs, previous))
 }
 
-/// One listed round that could be read.
-pub(super) struct Listed {
-    pub(super) round: Round,
-    pub(super) findings: Rc<Vec<Finding>>,
-    pub(super) order: usize,
-}
-
 /// Decides the gate over the listed rounds. Never locks (G33): a record that cannot be read,
 /// e.g. one being written, is a blocked reason.
 pub fn gate(store: &Store, req: &GateRequest) -> Result<GateOutcome> {
@@ -219,28 +212,41 @@ fn finish_decision(
     (passed, reasons, document)
 }
 
-/// The gate's decision, without the time it was asked at, read from every listed round's
-/// records and the series' whole history.
+/// The gate's decision, without the time it was asked at: from each named series' view at its
+/// tip ([`SeriesView`]: every round's part, the round names, the history rule's findings).
 fn decide(
     store: &Store,
     req: &GateRequest,
     targets: &[(SeriesId, RoundName)],
 ) -> Result<Decided> {
+    let mut series_names: Vec<&SeriesId> = targets.iter().map(|(s, _)| s).collect();
+    series_names.sort();
+    series_names.dedup();
+    let views: HashMap<&SeriesId, std::result::Result<SeriesView, String>> = series_names
+        .iter()
+        .map(|s| (*s, SeriesView::at_tip(store, s).map_err(|e| e.message)))
+        .collect();
+
     let mut reasons: Vec<String> = Vec::new();
-    let mut listed: Vec<Listed> = Vec::new();
+    // (order, part) of each listed round that could be read.
+    let mut listed: Vec<(usize, Part)> = Vec::new();
     for (i, (s, r)) in targets.iter().enumerate() {
-        let round = match record::load_round(store, s, r) {
-            Ok(x) => x,
+        let p = match &views[s] {
+            Ok(v) => v.part(store, s, r.as_str()),
             Err(e) => {
-                reasons.push(format!("{s}:{r}: cannot be read: {}", e.message));
+                reasons.push(format!("{s}:{r}: cannot be read: {e}"));
                 continue;
             }
         };
-        if round.dry_run {
+        if let Some(e) = &p.round_error {
+            reasons.push(format!("{s}:{r}: cannot be read: {e}"));
+            continue;
+        }
+        if p.dry_run {
             reasons.push(format!("{s}:{r}: is a dry run; no reviewer ran"));
             continue;
         }
-        match stopped(store, s, &round) {
+        match &p.stopped {
             Ok(true) => {
                 reasons.push(format!(
                     "{s}:{r}: stopped before recording findings (counts as a dry run)"
@@ -249,45 +255,36 @@ fn decide(
             }
             Ok(false) => {}
             Err(e) => {
-                reasons.push(format!("{s}:{r}: cannot be read: {}", e.message));
+                reasons.push(format!("{s}:{r}: cannot be read: {e}"));
                 continue;
             }
         }
-        let findings = match record::load_findings(store, s, r) {
-            Ok(f) => f,
-            Err(e) => {
-                reasons.push(format!("{s}:{r}: cannot be read: {}", e.message));
-                continue;
-            }
-        };
-        listed.push(Listed {
-            round,
-            findings: Rc::new(findings),
-            order: i,
-        });
+        if let Some(e) = &p.findings_error {
+            reasons.push(format!("{s}:{r}: cannot be read: {e}"));
+            continue;
+        }
+        listed.push((i, p));
     }
 
     // Every recorded round of each named series must be in the list.
-    let mut series_names: Vec<&SeriesId> = targets.iter().map(|(s, _)| s).collect();
-    series_names.dedup();
-    series_names.sort();
-    series_names.dedup();
+    let wanted: std::collections::HashSet<(&str, &str)> = targets
+        .iter()
+        .map(|(s, r)| (s.as_str(), r.as_str()))
+        .collect();
     for s in &series_names {
-        let names = match record::round_names(store, s) {
-            Ok(n) => n,
+        let view = match &views[*s] {
+            Ok(v) => v,
             Err(e) => {
-                reasons.push(format!("{s}: cannot be read: {}", e.message));
+                reasons.push(format!("{s}: cannot be read: {e}"));
                 continue;
             }
         };
-        for n in names {
-            if targets.iter().any(|(ts, tr)| ts == *s && *tr == n) {
+        for n in view.names() {
+            if wanted.contains(&(s.as_str(), n.as_str())) {
                 continue;
             }
-            let skip = match record::load_round(store, s, &n) {
-                Ok(r) => r.dry_run || stopped(store, s, &r).unwrap_or(false),
-                Err(_) => false,
-            };
+            let p = view.part(store, s, &n);
+            let skip = p.round_error.is_none() && (p.dry_run || p.stopped == Ok(true));
             if !skip {
                 reasons.push(format!(
                     "{s}: round {n} of the series is not in the gate list"
@@ -299,73 +296,61 @@ fn decide(
     // A history that replaced a completed reviewer's result (a commit written by hand: `git
     // spar record` refuses it) blocks, whatever the tip says now.
     for s in &series_names {
-        match record::series_tip(store, s) {
-            Ok(Some(tip)) => match record::replaced_results(store, s, tip) {
-                Ok(found) => reasons.extend(found),
-                Err(e) => reasons.push(format!("{s}: its history cannot be read: {}", e.message)),
+        match &views[*s] {
+            Ok(v) => match v.history() {
+                Ok(found) => reasons.extend(found.iter().cloned()),
+                Err(e) => reasons.push(format!("{s}: its history cannot be read: {e}")),
             },
-            Ok(None) => {}
-            Err(e) => reasons.push(format!("{s}: cannot be read: {}", e.message)),
+            Err(e) => reasons.push(format!("{s}: cannot be read: {e}")),
         }
     }
 
     // The newest listed round of each stage: every reviewer completed or waived.
-    let mut newest: BTreeMap<(String, String), &Listed> = BTreeMap::new();
-    for l in &listed {
-        let key = (l.round.series.clone(), l.round.stage.to_string());
-        let later = newest.get(&key).is_none_or(|n| {
-            RoundName::number_of(&l.round.round) >= RoundName::number_of(&n.round.round)
-        });
+    let mut newest: BTreeMap<(&str, &str), &Part> = BTreeMap::new();
+    for (_, p) in &listed {
+        let key = (p.series.as_str(), p.stage.as_str());
+        let later = newest
+            .get(&key)
+            .is_none_or(|n| RoundName::number_of(&p.round) >= RoundName::number_of(&n.round));
         if later {
-            newest.insert(key, l);
+            newest.insert(key, p);
         }
     }
-    for l in newest.values() {
-        // Where its round.json says it is (the gate read it at its path, which says the same).
-        let (s, r) = (&l.round.series, &l.round.round);
-        let waived = match read_waivers(store, &SeriesId::recorded(s), &RoundName::named(r)) {
-            Ok((_, w)) => w,
-            Err(e) => {
-                reasons.push(format!("{s}:{r}: {e}"));
-                Vec::new()
-            }
-        };
-        for rev in &l.round.reviewers {
-            if rev.status != Status::Completed && !waived.contains(&rev.name) {
-                reasons.push(format!(
-                    "{s}:{r}: required reviewer {} is {} and not waived",
-                    rev.name, rev.status
-                ));
-            }
+    for p in newest.values() {
+        // Where its round.json says it is.
+        let (s, r) = (&p.series, &p.round);
+        if let Some(e) = &p.waivers_error {
+            reasons.push(format!("{s}:{r}: {e}"));
+        }
+        for (name, status) in &p.unwaived {
+            reasons.push(format!(
+                "{s}:{r}: required reviewer {name} is {status} and not waived"
+            ));
         }
     }
 
     // Open blocking findings, duplicates followed to their end.
-    let mut views: HashMap<String, Series<'_>> = HashMap::new();
+    let mut chains: HashMap<String, Series<'_>> = HashMap::new();
     let mut open_count = 0usize;
-    for l in &listed {
-        let (s, r) = (l.round.series.clone(), l.round.round.clone());
-        let view = views
-            .entry(s.clone())
-            .or_insert_with(|| Series::new(store, &SeriesId::recorded(&s)));
-        // Parsed once: the listed round's findings are the ones at its path.
-        if targets
-            .get(l.order)
-            .is_some_and(|(ts, tr)| *ts == s && *tr == r)
-        {
-            view.know(&r, l.findings.clone());
-        }
-        if let Err(e) = view.state(&r) {
+    for (_, p) in &listed {
+        let (s, r) = (&p.series, &p.round);
+        if let Some(e) = &p.ledger_error {
             reasons.push(format!("{s}:{r}: {e}"));
             continue;
         }
-        for f in l.findings.iter() {
-            if f.class.blocks() && !view.resolved(&r, &f.id, &mut Vec::new()) {
+        for (id, class, claim, dup) in &p.open {
+            let open = match dup {
+                None => true,
+                Some((to, of)) => {
+                    let view = chains
+                        .entry(s.clone())
+                        .or_insert_with(|| Series::new(store, &SeriesId::recorded(s)));
+                    !view.resolved(to, of, &mut vec![(r.clone(), id.clone())])
+                }
+            };
+            if open {
                 open_count += 1;
-                reasons.push(format!(
-                    "{s}:{r}: {} ({}) is open: {}",
-                    f.id, f.class, f.claim
-                ));
+                reasons.push(format!("{s}:{r}: {id} ({class}) is open: {claim}"));
             }
         }
     }
@@ -373,13 +358,8 @@ fn decide(
     // The change must not have moved after review (G27).
     let newest_head = listed
         .iter()
-        .max_by(|a, b| {
-            a.round
-                .started_at
-                .cmp(&b.round.started_at)
-                .then(a.order.cmp(&b.order))
-        })
-        .map(|l| l.round.head.clone());
+        .max_by(|a, b| a.1.started_at.cmp(&b.1.started_at).then(a.0.cmp(&b.0)))
+        .map(|(_, p)| p.head.clone());
     let mut expect = None;
     if let Some(rev) = &req.expect_head {
         match store.resolve_commit(rev) {
@@ -398,29 +378,21 @@ fn decide(
         }
     }
 
-    let auto_deferred = listed
-        .iter()
-        .flat_map(|l| l.findings.iter())
-        .filter(|f| f.auto_deferred)
-        .count();
+    let auto_deferred: u64 = listed.iter().map(|(_, p)| p.auto_deferred).sum();
     let growth: Vec<Growth> = listed
         .iter()
-        .map(|l| {
-            let inside = l.findings.iter().filter(|f| f.in_check_paths).count() as u64;
-            let all = l.findings.len() as u64;
-            Growth {
-                series: l.round.series.clone(),
-                round: l.round.round.clone(),
-                stage: l.round.stage.to_string(),
-                findings: all,
-                in_check_paths: inside,
-                outside_check_paths: all - inside,
-            }
+        .map(|(_, p)| Growth {
+            series: p.series.clone(),
+            round: p.round.clone(),
+            stage: p.stage.clone(),
+            findings: p.findings,
+            in_check_paths: p.in_check_paths,
+            outside_check_paths: p.findings - p.in_check_paths,
         })
         .collect();
     let mut uncovered: Vec<String> = listed
         .iter()
-        .flat_map(|l| l.round.standpoints_uncovered.iter().cloned())
+        .flat_map(|(_, p)| p.uncovered.iter().cloned())
         .collect();
     uncovered.sort();
     uncovered.dedup();
@@ -430,7 +402,7 @@ fn decide(
         newest_head,
         expect,
         open_count,
-        auto_deferred,
+        auto_deferred as usize,
         growth,
         uncovered,
     ))

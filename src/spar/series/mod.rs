@@ -7,7 +7,7 @@
 //! writers never lose each other's lines; the gate only reads and never locks, and a record it
 //! cannot read is a blocked reason, not an error (G32).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -24,11 +24,13 @@ use crate::store::{self, ObjectId, Store};
 
 mod caps;
 mod gate;
+mod gate_view;
 mod triage;
 mod waive;
 
 pub use self::caps::*;
 pub use self::gate::*;
+use self::gate_view::*;
 pub use self::triage::*;
 pub use self::waive::*;
 
