@@ -107,7 +107,10 @@ mod tests {
         let (_d, store) = crate::store::temp_repo();
         assert_eq!(M.get(&store, b"k"), None);
         M.put(&store, b"k", b"value\nwith lines");
-        assert_eq!(M.get(&store, b"k").as_deref(), Some(&b"value\nwith lines"[..]));
+        assert_eq!(
+            M.get(&store, b"k").as_deref(),
+            Some(&b"value\nwith lines"[..])
+        );
         assert_eq!(M.get(&store, b"other"), None);
         assert_eq!(Memo::new("other-memo").get(&store, b"k"), None);
         // An empty value is a value.
@@ -131,7 +134,12 @@ mod tests {
             .into_bytes();
         for bad in [cut, grown, other_header, Vec::new(), b"{}".to_vec()] {
             std::fs::write(&path, &bad).unwrap();
-            assert_eq!(M.get(&store, b"k"), None, "{}", String::from_utf8_lossy(&bad));
+            assert_eq!(
+                M.get(&store, b"k"),
+                None,
+                "{}",
+                String::from_utf8_lossy(&bad)
+            );
         }
         // Another key's entry renamed to this key's name.
         M.put(&store, b"j", b"0123456789");
@@ -152,7 +160,8 @@ mod tests {
             M.put(&store, format!("k{i}").as_bytes(), b"v");
             // Distinct modification times, oldest first.
             let path = M.dir(&store).join(M.digest(format!("k{i}").as_bytes()));
-            let t = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000 + i as u64);
+            let t = std::time::SystemTime::UNIX_EPOCH
+                + std::time::Duration::from_secs(1_000 + i as u64);
             std::fs::File::options()
                 .write(true)
                 .open(&path)

@@ -1126,7 +1126,9 @@ fn a_rounds_retired_gate_facts_file_is_ignored() {
         "yes",
     ])
     .ok();
-    assert!(fx.show("s", "rounds/code-1/gate-facts.json").contains("spar-gate-facts/1"));
+    assert!(fx
+        .show("s", "rounds/code-1/gate-facts.json")
+        .contains("spar-gate-facts/1"));
     let g = fx.spar(&["gate", "s:code-1", "--json"]);
     assert_eq!(doc(&g)["open_findings"], 2, "{g}");
     // The server takes it: the file replaces no result and is no record of its own.

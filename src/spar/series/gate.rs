@@ -214,11 +214,7 @@ fn finish_decision(
 
 /// The gate's decision, without the time it was asked at: from each named series' view at its
 /// tip ([`SeriesView`]: every round's part, the round names, the history rule's findings).
-fn decide(
-    store: &Store,
-    req: &GateRequest,
-    targets: &[(SeriesId, RoundName)],
-) -> Result<Decided> {
+fn decide(store: &Store, req: &GateRequest, targets: &[(SeriesId, RoundName)]) -> Result<Decided> {
     let mut series_names: Vec<&SeriesId> = targets.iter().map(|(s, _)| s).collect();
     series_names.sort();
     series_names.dedup();

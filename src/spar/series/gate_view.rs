@@ -186,7 +186,12 @@ impl SeriesView {
 
     /// The view at `info` from this one, the view of its only parent: the rounds whose folders
     /// changed derived again, the new commit held to the history rule.
-    fn next(self, store: &Store, series: &SeriesId, info: &store::CommitInfo) -> Result<SeriesView> {
+    fn next(
+        self,
+        store: &Store,
+        series: &SeriesId,
+        info: &store::CommitInfo,
+    ) -> Result<SeriesView> {
         let Some(parent) = self.tip else {
             return SeriesView::whole(store, series, info);
         };
@@ -209,7 +214,12 @@ impl SeriesView {
         view.folders = store.list_dir(info.id, "rounds")?;
         let names: BTreeSet<String> = view.chain.iter().chain(&view.folders).cloned().collect();
         view.parts.retain(|n, _| names.contains(n));
-        changed.extend(names.iter().filter(|n| !view.parts.contains_key(*n)).cloned());
+        changed.extend(
+            names
+                .iter()
+                .filter(|n| !view.parts.contains_key(*n))
+                .cloned(),
+        );
         for name in changed.into_iter().filter(|n| names.contains(n)) {
             let part = view.derive(store, series, &name);
             view.parts.insert(name, part);
