@@ -352,37 +352,8 @@ pub fn command() -> clap::Command {
     <SparCli as clap::CommandFactory>::command()
 }
 
-/// The hot path: `git spar gate` runs on every push, over every round of a series, and
-/// building clap's whole command tree for it cost more than deciding a kept gate, so it is
-/// parsed by a command that holds only it (as `git rails gate` is). The test
-/// `the_gate_parses_and_helps_as_in_the_full_command` holds its help and parsing equal.
-#[derive(Debug, Parser)]
-#[command(name = "git-spar", bin_name = "git spar", version)]
-struct HotCli {
-    #[command(subcommand)]
-    command: HotCommand,
-}
-
-#[derive(Debug, Subcommand)]
-enum HotCommand {
-    /// Decide whether the reviewed change may go on: passed (0) or blocked (2) with every reason
-    Gate(GateArgs),
-}
-
-fn parse_args(args: Vec<OsString>) -> std::result::Result<SparCli, ExitCode> {
-    if args.get(1).and_then(|a| a.to_str()) == Some("gate") {
-        let cli = super::parse::<HotCli>(args)?;
-        return Ok(SparCli {
-            command: match cli.command {
-                HotCommand::Gate(a) => SparCommand::Gate(a),
-            },
-        });
-    }
-    parse(args)
-}
-
 pub fn main() -> ExitCode {
-    let cli = match parse_args(std::env::args_os().collect()) {
+    let cli = match parse(std::env::args_os()) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -518,65 +489,4 @@ fn output_format(format: Option<&str>, json: bool, allowed: &[&str]) -> Result<S
         )));
     }
     Ok(f.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cli::help_of;
-
-    #[test]
-    fn the_gate_parses_and_helps_as_in_the_full_command() {
-        assert_eq!(
-            help_of(HotCli::command(), &["gate"]),
-            help_of(SparCli::command(), &["gate"])
-        );
-        let argv = |a: &[&str]| a.iter().map(OsString::from).collect::<Vec<_>>();
-        for line in [
-            &["git-spar", "gate", "s:code-1", "s:code-2"][..],
-            &[
-                "git-spar",
-                "gate",
-                "s:code-1",
-                "--expect-head",
-                "-x",
-                "--json",
-            ],
-            &[
-                "git-spar", "gate", "s:code-1", "--out", "f", "--format", "sarif",
-            ],
-            &["git-spar", "gate", "--json", "s:code-1", "t:code-2"],
-            &[
-                "git-spar",
-                "gate",
-                "s:code-1",
-                "--expect-head=HEAD~1",
-                "--out=x/y",
-            ],
-            &[
-                "git-spar",
-                "gate",
-                "s:code-1",
-                "--expect-head",
-                "HEAD",
-                "--format=json",
-            ],
-            &[
-                "git-spar", "gate", "s:code-1", "--format", "markdown", "s:code-2",
-            ],
-        ] {
-            let fast = format!("{:?}", parse_args(argv(line)).unwrap());
-            let full = format!("{:?}", parse(argv(line)).unwrap());
-            assert_eq!(fast, full, "{line:?}");
-        }
-        for wrong in [
-            &["git-spar", "gate"][..],
-            &["git-spar", "gate", "s:code-1", "--bogus"],
-            &["git-spar", "gate", "s:code-1", "--json", "--format", "text"],
-        ] {
-            let fast = HotCli::try_parse_from(argv(wrong)).unwrap_err();
-            let full = SparCli::try_parse_from(argv(wrong)).unwrap_err();
-            assert_eq!(fast.kind(), full.kind(), "{wrong:?}");
-        }
-    }
 }

@@ -225,7 +225,7 @@ fn decide(store: &Store, req: &GateRequest, targets: &[(SeriesId, RoundName)]) -
 
     let mut reasons: Vec<String> = Vec::new();
     // (order, part) of each listed round that could be read.
-    let mut listed: Vec<(usize, Part)> = Vec::new();
+    let mut listed: Vec<(usize, std::borrow::Cow<'_, Part>)> = Vec::new();
     for (i, (s, r)) in targets.iter().enumerate() {
         let p = match &views[s] {
             Ok(v) => v.part(store, s, r.as_str()),
@@ -279,7 +279,7 @@ fn decide(store: &Store, req: &GateRequest, targets: &[(SeriesId, RoundName)]) -
             if wanted.contains(&(s.as_str(), n.as_str())) {
                 continue;
             }
-            let p = view.part(store, s, &n);
+            let p = view.part(store, s, n);
             let skip = p.round_error.is_none() && (p.dry_run || p.stopped == Ok(true));
             if !skip {
                 reasons.push(format!(

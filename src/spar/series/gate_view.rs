@@ -33,8 +33,11 @@ pub(super) struct Part {
     /// Why `round.json` cannot be read; nothing else is filled in then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) round_error: Option<String>,
-    /// The series and round its `round.json` names (where the gate says it is).
+    /// The series and round its `round.json` names (where the gate says it is). A kept part
+    /// lies where it says, so they are not written: [`kept`] puts them back.
+    #[serde(skip)]
     pub(super) series: String,
+    #[serde(skip)]
     pub(super) round: String,
     #[serde(default, skip_serializing_if = "is_false")]
     pub(super) dry_run: bool,
@@ -81,8 +84,9 @@ fn is_not_stopped(s: &std::result::Result<bool, String>) -> bool {
 pub(super) struct SeriesView {
     /// The round names of the first-parent chain, in the order first written.
     chain: Vec<String>,
-    /// The entries under `rounds/`, in tree order.
-    folders: Vec<String>,
+    /// The entries under `rounds/` no commit of the chain named (rounds a sync merge brought),
+    /// by name.
+    merged: Vec<String>,
     /// Each round's part by its name (folders and chain names alike); None: its `round.json`
     /// names another place, so it is derived at every gate.
     parts: BTreeMap<String, Option<Part>>,
@@ -99,7 +103,7 @@ impl Default for SeriesView {
     fn default() -> Self {
         SeriesView {
             chain: Vec::new(),
-            folders: Vec::new(),
+            merged: Vec::new(),
             parts: BTreeMap::new(),
             history: Ok(Vec::new()),
             tip: None,
@@ -173,10 +177,10 @@ impl SeriesView {
                 }
             }
         }
-        view.folders = store.list_dir(info.id, "rounds")?;
+        view.merged = view.merged_of(store.list_dir(info.id, "rounds")?);
         view.history = record::replaced_results(store, series, info.id).map_err(|e| e.message);
         view.shaky |= view.history.is_err();
-        let names: BTreeSet<String> = view.chain.iter().chain(&view.folders).cloned().collect();
+        let names: BTreeSet<String> = view.chain.iter().chain(&view.merged).cloned().collect();
         for name in names {
             let part = view.derive(store, series, &name);
             view.parts.insert(name, part);
@@ -211,8 +215,8 @@ impl SeriesView {
             .into_iter()
             .map(|e| e.name)
             .collect();
-        view.folders = store.list_dir(info.id, "rounds")?;
-        let names: BTreeSet<String> = view.chain.iter().chain(&view.folders).cloned().collect();
+        view.merged = view.merged_of(store.list_dir(info.id, "rounds")?);
+        let names: BTreeSet<String> = view.chain.iter().chain(&view.merged).cloned().collect();
         view.parts.retain(|n, _| names.contains(n));
         changed.extend(
             names
@@ -241,18 +245,21 @@ impl SeriesView {
         Ok(view)
     }
 
-    /// The round names in the order the gate lists them: the first-parent chain's, then the
-    /// folders no commit of it named (rounds a sync merge brought), by name.
-    pub(super) fn names(&self) -> Vec<String> {
+    /// The folders under `rounds/` that no commit of the chain named, by name.
+    fn merged_of(&self, folders: Vec<String>) -> Vec<String> {
         let in_chain: std::collections::HashSet<&String> = self.chain.iter().collect();
-        let mut merged: Vec<String> = self
-            .folders
-            .iter()
+        let mut merged: Vec<String> = folders
+            .into_iter()
             .filter(|f| !in_chain.contains(f))
-            .cloned()
             .collect();
         merged.sort();
-        self.chain.iter().cloned().chain(merged).collect()
+        merged
+    }
+
+    /// The round names in the order the gate lists them: the first-parent chain's, then the
+    /// folders no commit of it named (rounds a sync merge brought), by name.
+    pub(super) fn names(&self) -> impl Iterator<Item = &String> {
+        self.chain.iter().chain(&self.merged)
     }
 
     /// What the history rule found (or why the history cannot be read).
@@ -262,15 +269,20 @@ impl SeriesView {
 
     /// Round `round`'s part, derived now when it is not kept (a round named elsewhere, or one
     /// this view has no entry for).
-    pub(super) fn part(&self, store: &Store, series: &SeriesId, round: &str) -> Part {
+    pub(super) fn part(
+        &self,
+        store: &Store,
+        series: &SeriesId,
+        round: &str,
+    ) -> std::borrow::Cow<'_, Part> {
         match self.parts.get(round) {
-            Some(Some(p)) => p.clone(),
+            Some(Some(p)) => std::borrow::Cow::Borrowed(p),
             _ => {
                 let mut scratch = SeriesView {
                     tip: self.tip,
                     ..SeriesView::default()
                 };
-                scratch.derive_now(store, series, round)
+                std::borrow::Cow::Owned(scratch.derive_now(store, series, round))
             }
         }
     }
@@ -436,5 +448,11 @@ fn kept(store: &Store, series: &SeriesId, commit: ObjectId) -> Option<SeriesView
     let bytes = MEMO.get(store, &key(series, commit))?;
     let mut v: SeriesView = serde_json::from_slice(&bytes).ok()?;
     v.tip = Some(commit);
+    for (name, p) in v.parts.iter_mut() {
+        if let Some(p) = p.as_mut().filter(|p| p.round_error.is_none()) {
+            p.series = series.to_string();
+            p.round = name.clone();
+        }
+    }
     Some(v)
 }
