@@ -11,9 +11,9 @@
 //! waivers and compares every commit with its parent. Measured at 1,000 rounds of 20 findings
 //! (`benches/spar-gate.sh`, release build, 21 runs, medians on a shared 2-core machine; ratio
 //! to `git log --oneline -1` of the series, 4.7 ms there): nothing kept (what every gate costs
-//! without the memo) 616 ms (131×); the first gate
-//! after a new round with the earlier rounds' memo warm 17.5 ms (3.7×, over issue 33's 3×);
-//! the same gate asked again 11.9 ms (2.5×). What a hit still costs is mostly reading the
+//! without the memo) 616 ms (131×); the first gate after a new round with the earlier
+//! rounds' memo warm 17.5 ms (3.7×, over issue 33's 3×); the same gate asked again 11.9 ms
+//! (2.5×). What a hit still costs is mostly reading the
 //! whole view (one JSON document of ~170 KB for 1,000 rounds).
 //!
 //! Only what is a function of the commit is kept: a round whose `round.json` names another
