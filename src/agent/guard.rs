@@ -97,8 +97,8 @@ fn names_record_ref(w: &str) -> bool {
 const BYPASS: &str = "skips the rails hooks";
 
 /// A path into the hook scripts or into what `git rails` and `git spar` keep under the git
-/// dir: a verdict or gate facts kept there are believed by the local gates, so writing one by
-/// hand is a way around them.
+/// dir: a verdict or a memo kept there is believed by the local gates, so writing one by hand
+/// is a way around them.
 fn names_rails_state(w: &str) -> bool {
     let w = w.trim_start_matches('>');
     w.contains(".git/rails/")
@@ -179,7 +179,7 @@ fn one(words: &[String]) -> Verdict {
     if writes_rails_state(base, rest) {
         return Verdict::Block(
             "the hook scripts and what git rails and git spar keep under .git/rails and .git/spar \
-             (their cached verdicts, replays and gate facts) are written only by those tools; \
+             (their cached verdicts, replays and memos) are written only by those tools; \
              leave them as they are"
                 .to_string(),
         );

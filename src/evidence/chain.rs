@@ -10,13 +10,15 @@
 //! `git rails sync`) must be exactly the merge of its parents' chains, each replayed alike.
 //!
 //! The hooks run on every push, so a replay that succeeded is kept ([`derive_at`], through
-//! `store::cache`), for the contract's tip and with the chain's tip: the next reader at the
-//! same tip reads it, and a reader after a new transition replays only the commits added since.
-//! It is only ever written from a successful replay, and `doctor` replays it again.
+//! `store::Memo`) by the sprint, the contract's tip and the chain's tip: the next reader at the
+//! same tip reads it, and a reader after a new transition replays only the commits added since
+//! (it looks a few first-parent commits back for a replay already kept). It is only ever written
+//! from a successful replay; `verify` never reads it; `doctor` replays it again.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::{
     apply, check_allowed, check_record, evidence_ref, record_stem, Criterion, Proof, Record,
@@ -25,8 +27,7 @@ use super::{
 use crate::contract::SprintId;
 use crate::contract::{self, schema::Check};
 use crate::error::{Error, Result};
-use crate::store::cache::Memo;
-use crate::store::{CommitInfo, ObjectId, Store};
+use crate::store::{CommitInfo, Memo, ObjectId, Store};
 
 /// The first commit of a chain that does not replay, and what is wrong with it.
 #[derive(Debug, Clone, Serialize)]
@@ -89,26 +90,27 @@ pub struct Derived {
     pub problem: Option<Problem>,
 }
 
-/// The replay kept for a sprint ([`Memo::EvidenceReplay`]): the state at `tip`, for the
-/// contract tip in the memo's key.
-#[derive(Serialize, Deserialize)]
-struct Kept {
-    tip: String,
-    state: State,
+/// The one memo of the rails gate: a chain's replay, by the sprint, the contract's tip (the
+/// checks a replay reads come from its versions) and the chain's tip.
+const REPLAY: Memo = Memo::new("evidence-replay");
+
+fn memo_key(sprint: &SprintId, contracts: &str, tip: ObjectId) -> Vec<u8> {
+    format!("{sprint}\n{contracts}\n{tip}").into_bytes()
 }
 
-/// The memo's key: the contract's tip (the checks a replay reads come from its versions).
-fn memo_key(store: &Store, sprint: &SprintId) -> Result<String> {
+/// The contract's tip as the memo's key names it.
+fn contracts_tip(store: &Store, sprint: &SprintId) -> Result<String> {
     Ok(store
         .ref_target(&contract::contract_ref(sprint))?
         .map_or_else(|| "none".to_string(), |c| c.to_string()))
 }
 
-fn read_memo(store: &Store, sprint: &SprintId, key: &str) -> Option<(ObjectId, State)> {
-    let bytes = store.memo_get(Memo::EvidenceReplay, sprint.as_str(), key)?;
-    let kept = serde_json::from_slice::<Kept>(&bytes).ok()?;
-    Some((ObjectId::from_hex(kept.tip.as_bytes()).ok()?, kept.state))
+fn read_memo(store: &Store, key: &[u8]) -> Option<State> {
+    serde_json::from_slice::<State>(&REPLAY.get(store, key)?).ok()
 }
+
+/// How many first-parent commits back a replay looks for one already kept.
+const START_PROBES: usize = 64;
 
 /// Replays `sprint`'s evidence chain at its ref's tip.
 pub fn derive(store: &Store, sprint: &SprintId) -> Result<Derived> {
@@ -129,25 +131,32 @@ pub fn derive(store: &Store, sprint: &SprintId) -> Result<Derived> {
 /// at the first commit. Measured by `benches/figures.sh` on its 1,000-transition sprint: the
 /// figures are in the README's performance page.
 pub fn derive_at(store: &Store, sprint: &SprintId, tip: ObjectId) -> Result<Derived> {
-    let key = memo_key(store, sprint)?;
-    let start = read_memo(store, sprint, &key);
-    if let Some((kept_tip, state)) = &start {
-        if *kept_tip == tip {
-            return Ok(Derived {
-                state: state.clone(),
-                tip: Some(tip),
-                problem: None,
-            });
+    let contracts = contracts_tip(store, sprint)?;
+    if let Some(state) = read_memo(store, &memo_key(sprint, &contracts, tip)) {
+        return Ok(Derived {
+            state,
+            tip: Some(tip),
+            problem: None,
+        });
+    }
+    // A chain that grew from a replay already kept starts there (a commit or two back).
+    let mut start = None;
+    let mut cur = tip;
+    for _ in 0..START_PROBES {
+        let info = store.commit_info(cur)?;
+        let [parent] = info.parents.as_slice() else {
+            break; // the first commit, or a merge (replayed as a whole)
+        };
+        cur = *parent;
+        if let Some(state) = read_memo(store, &memo_key(sprint, &contracts, cur)) {
+            start = Some((cur, state));
+            break;
         }
     }
     let (state, problem) = replay(store, sprint, tip, start)?;
     if problem.is_none() {
-        let kept = Kept {
-            tip: tip.to_string(),
-            state: state.clone(),
-        };
-        if let Ok(bytes) = serde_json::to_vec(&kept) {
-            let _ = store.memo_put(Memo::EvidenceReplay, sprint.as_str(), &key, &bytes);
+        if let Ok(bytes) = serde_json::to_vec(&state) {
+            REPLAY.put(store, &memo_key(sprint, &contracts, tip), &bytes);
         }
     }
     Ok(Derived {
@@ -173,29 +182,27 @@ fn replay(
     replayer.at(tip, start)
 }
 
-/// What `doctor` says of the replay kept for `sprint`: `Some(reason)` when the memo for the
-/// chain's current records disagrees with the chain replayed from its first commit (a file
+/// What `doctor` says of the replay kept for `sprint`'s chain as it is: `Some((what, file))`
+/// when the memo of its tip disagrees with the chain replayed from its first commit (a file
 /// written by hand: every command that reads the memo would believe it).
-pub fn memo_disagrees(store: &Store, sprint: &SprintId) -> Result<Option<String>> {
-    let Some((kept_tip, kept_state)) = read_memo(store, sprint, &memo_key(store, sprint)?) else {
+pub fn memo_disagrees(store: &Store, sprint: &SprintId) -> Result<Option<(String, PathBuf)>> {
+    let Some(tip) = store.ref_target(&evidence_ref(sprint))? else {
         return Ok(None);
     };
-    if !store.has_object(kept_tip) {
-        return Ok(Some(format!(
-            "the replay kept for {sprint} ({}) names a chain tip this repository does not have",
-            store
-                .memo_path(Memo::EvidenceReplay, sprint.as_str())
-                .display()
-        )));
-    }
-    let (state, problem) = replay(store, sprint, kept_tip, None)?;
-    let same = problem.is_none()
-        && serde_json::to_value(&state).ok() == serde_json::to_value(&kept_state).ok();
+    let key = memo_key(sprint, &contracts_tip(store, sprint)?, tip);
+    let Some(kept) = read_memo(store, &key) else {
+        return Ok(None);
+    };
+    let (state, problem) = replay(store, sprint, tip, None)?;
+    let same =
+        problem.is_none() && serde_json::to_value(&state).ok() == serde_json::to_value(&kept).ok();
     Ok((!same).then(|| {
-        format!(
-            "the replay kept for {sprint} ({}) disagrees with the chain at {}: the file was not written by a replay",
-            store.memo_path(Memo::EvidenceReplay, sprint.as_str()).display(),
-            short(&kept_tip.to_string())
+        (
+            format!(
+                "the replay kept for {sprint} disagrees with the chain at {}: the file was not written by a replay",
+                short(&tip.to_string())
+            ),
+            REPLAY.location(store, &key),
         )
     }))
 }

@@ -1,6 +1,7 @@
 //! How two clones' copies of one spar series become one: the union of rounds (a round known on
 //! both sides by its identity, its files merged; two rounds that took one name, the later one
-//! renamed) and of JSONL lines; each round's gate facts derived again from its merged files.
+//! renamed) and of JSONL lines. A round's `gate-facts.json` (written by versions before issue
+//! 33, read by none now) is left out of the merged round, whichever side had one.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -71,8 +72,8 @@ fn split_series(files: Vec<(String, ObjectId)>) -> (Files, BTreeMap<String, File
     let mut rounds: BTreeMap<String, Files> = BTreeMap::new();
     for (path, blob) in files {
         match path.strip_prefix("rounds/").and_then(|p| p.split_once('/')) {
-            // A round's gate facts are derived again from the merged files.
-            Some((_, crate::spar::facts::FACTS_FILE)) => {}
+            // Retired; left out, so two clones' merges agree whoever still had one.
+            Some((_, crate::spar::record::RETIRED_FACTS_FILE)) => {}
             Some((round, rest)) => {
                 rounds
                     .entry(round.to_string())
@@ -256,19 +257,6 @@ pub fn merge(store: &Store, series: &str, ours: ObjectId, theirs: ObjectId) -> R
                 }
             }
         }
-        // The gate facts of the merged round, from its merged files.
-        if files.contains_key("round.json") {
-            let inputs: Vec<_> = crate::spar::facts::INPUTS
-                .iter()
-                .map(|f| (*f, files.get(*f).copied(), None))
-                .collect();
-            let facts = crate::spar::facts::derive(store, series, &name, &inputs)?;
-            let bytes = crate::spar::record::pretty(&facts);
-            files.insert(
-                crate::spar::facts::FACTS_FILE.to_string(),
-                store.blob_id(&bytes)?,
-            );
-        }
         for (rest, blob) in files {
             list.push((format!("rounds/{name}/{rest}"), blob));
         }
@@ -323,14 +311,18 @@ mod tests {
                 round_json("code-1", t0, "pending"),
             )],
         );
-        // The remote recorded the pending reviewer (round.json changed)…
+        // The remote recorded the pending reviewer (round.json changed), with an older
+        // version that still wrote gate facts…
         let theirs = write(
             &store,
             Some(base),
-            &[(
-                "rounds/code-1/round.json",
-                round_json("code-1", t0, "completed"),
-            )],
+            &[
+                (
+                    "rounds/code-1/round.json",
+                    round_json("code-1", t0, "completed"),
+                ),
+                ("rounds/code-1/gate-facts.json", b"{}\n".to_vec()),
+            ],
         );
         // …while this clone triaged (a ledger line).
         let ours = write(
@@ -346,30 +338,12 @@ mod tests {
             assert!(m.renamed.is_empty(), "{:?}", m.renamed);
             assert!(m.notes.is_empty(), "{:?}", m.notes);
             let rounds = store.tree_blobs(m.tree).unwrap();
-            // The round's gate facts are derived from the merged files (checked below).
-            let names: Vec<&str> = rounds
-                .iter()
-                .map(|(p, _)| p.as_str())
-                .filter(|p| !p.ends_with(crate::spar::facts::FACTS_FILE))
-                .collect();
+            // The retired gate facts the remote's round still held are left out.
+            let names: Vec<&str> = rounds.iter().map(|(p, _)| p.as_str()).collect();
             assert_eq!(
                 names,
                 ["rounds/code-1/ledger.jsonl", "rounds/code-1/round.json"]
             );
-            let facts: Value = serde_json::from_slice(
-                &store
-                    .read_file_in_tree(m.tree, "rounds/code-1/gate-facts.json")
-                    .unwrap()
-                    .unwrap(),
-            )
-            .unwrap();
-            for file in ["ledger.jsonl", "round.json"] {
-                let blob = store
-                    .file_at(m.tree, &format!("rounds/code-1/{file}"))
-                    .unwrap()
-                    .unwrap();
-                assert_eq!(facts["inputs"][file], blob.to_string(), "{file}");
-            }
             let rj = String::from_utf8(
                 store
                     .read_file_in_tree(m.tree, "rounds/code-1/round.json")

@@ -10,13 +10,11 @@
 //! - [`preset`]: running the claude, codex and agy CLIs, and native transcripts (G10–G15, G19).
 //! - [`round`]: one round end to end; [`record`]: its files in git; [`progress`]: the reporter
 //!   the caller owns (the library never prints).
-//! - [`facts`]: what the gate needs of each round, kept so a gate reads only what changed.
 //! - [`series`]: triage, waivers, cap extensions and counting, and the gate.
 //! - [`view`], [`sarif`]: recorded rounds read back, and written as SARIF 2.1.0.
 
 pub mod classify;
 pub mod config;
-pub mod facts;
 pub mod glob;
 pub mod ids;
 pub mod location;

@@ -5,7 +5,6 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::facts;
 use super::ids::{RoundName, SeriesId};
 use super::vocab::{
     Angle, Answer, CheckImpact, Class, Confidence, LinkKind, Stage, Status, Verdict, Word,
@@ -14,6 +13,11 @@ use crate::error::{Error, Result};
 use crate::store::{self, refs, ObjectId, Store};
 
 pub const ROUND_SCHEMA: &str = "review-round/v1";
+
+/// A file versions before issue 33 wrote into every round's folder (a summary of the round for
+/// the gate). Nothing reads it: a round that holds one is judged by its records alone, and a
+/// `git spar sync` merge leaves it out of the rounds it writes.
+pub const RETIRED_FACTS_FILE: &str = "gate-facts.json";
 
 /// The ref of a series.
 pub fn series_ref(series: &SeriesId) -> String {
@@ -361,25 +365,6 @@ pub fn write_round(
     subject: &str,
     trailers: &[(&str, String)],
 ) -> Result<Option<ObjectId>> {
-    let mut files = files;
-    // The round's gate facts, derived from what the round holds after this write.
-    if !files.iter().any(|(n, _)| n == facts::FACTS_FILE) {
-        let parent_tree = expected.map(|e| store.tree_of(e)).transpose()?;
-        let mut inputs = Vec::new();
-        for name in facts::INPUTS {
-            let given = files.iter().find(|(n, _)| n == name);
-            let id = match (given, parent_tree) {
-                (Some((_, bytes)), _) => Some(store.blob_id(bytes)?),
-                (None, Some(t)) => store.file_at(t, &format!("rounds/{round}/{name}"))?,
-                (None, None) => None,
-            };
-            inputs.push((name, id, given.map(|(_, b)| b.as_slice())));
-        }
-        if inputs[0].1.is_some() {
-            let f = facts::derive(store, series, round, &inputs)?;
-            files.push((facts::FACTS_FILE.to_string(), pretty(&f)));
-        }
-    }
     let files: Vec<(String, Vec<u8>)> = files
         .into_iter()
         .map(|(name, bytes)| (format!("rounds/{round}/{name}"), bytes))
@@ -467,8 +452,7 @@ fn findings_of(findings: &[Value], reviewer: &str) -> Vec<Value> {
 /// server's pre-receive catch a commit written with plain git that does.
 ///
 /// Each commit is compared with each of its parents ([`replaced_in`]), so the cost grows with
-/// the writes, not with rounds × commits; the gate keeps what it found per commit
-/// ([`super::facts`]) and checks only commits it has not seen.
+/// the writes, not with rounds × commits.
 pub fn replaced_results(store: &Store, series: &SeriesId, tip: ObjectId) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for info in store.reachable(&[tip])? {

@@ -81,19 +81,3 @@ fn write_renamed(
         .ctx(format!("replacing {}", path.display()))?;
     Ok(())
 }
-
-/// Appends one line to a cache file that exists (a log of what was derived, folded by its
-/// reader): one `write` with `O_APPEND`, so two writers never interleave inside a line. Returns
-/// false, writing nothing, when the file is not there (the caller then writes it whole with
-/// [`cache_write`]). A crash may leave the last line cut short, which its reader takes as no
-/// cache.
-pub fn cache_append(path: &Path, line: &[u8]) -> Result<bool> {
-    let mut file = match std::fs::OpenOptions::new().append(true).open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(e).ctx(format!("opening {}", path.display())),
-    };
-    file.write_all(line)
-        .ctx(format!("appending to {}", path.display()))?;
-    Ok(true)
-}

@@ -1,118 +1,216 @@
-//! Memos: what a decision derived from records, kept so the next ask with the same inputs does
-//! not derive it again. The one place that owns their files, keys and invalidation; no domain
-//! module reads or writes a memo file itself.
+//! Memos: values derived from git objects, kept on disk so the next command need not derive
+//! them again. The one place a memo's file is named, written and read; a domain module hands
+//! a namespace, key bytes and value bytes, and never sees a path.
 //!
-//! A memo is local state under `<common dir>/rails/cache/<memo>/<name>`: one file per name,
-//! holding the build that wrote it ([`crate::BUILD_ID`], a hash of the sources), the key it was
-//! derived for (the ids of the records it read: ref tips, tree ids), and the value. A read
-//! answers only for the same build and the same key; anything else (another build, another
-//! key, a file cut short by a crash, a file that is not ours) is a miss, never an error, and
-//! the caller derives again and overwrites it. Nothing is ever deleted to invalidate: a new key
-//! misses.
+//! A memo is keyed by content: the caller's key names immutable objects (commit or tree ids),
+//! and this module adds [`crate::BUILD_ID`], so an entry never goes stale and nothing
+//! invalidates one; a newer build or another record is simply another key. An entry lives at
+//! `<common dir>/rails/cache/<namespace>/<sha256 of the build and the key>` (under
+//! `rails/cache/`, which the agent guard keeps agents' commands out of) and starts with a header
+//! naming that digest and the value's length: a file cut short, renamed, written by hand in
+//! another shape or by another build is a miss, never an error. Reading costs one `open` and
+//! one `read`; writing is a temporary file renamed over the entry, not synced (a crash leaves a
+//! miss). Each namespace keeps its newest [`KEPT`] entries; older ones are removed when a new
+//! one is written.
 //!
-//! A memo is trusted as the repository's own hooks are: whoever can write it can also delete
-//! the hooks. Records that leave the clone are judged by their receivers, who have none of this
-//! clone's memos; `git rails doctor` derives every memo again and names one that disagrees.
+//! Local state, not a record: the value is trusted as the repository's own hooks are (whoever
+//! can edit it can edit those). What must judge from the objects alone, as a fresh clone in CI
+//! does (`verify`), calls [`Store::forgo_memos`] first: that store then reads and writes none.
+//! `doctor` derives what a memo holds again and names an entry that disagrees.
+//!
+//! Two memos exist, each where a benchmark showed the budget needs it (figures in their module
+//! docs): the evidence chain's replay (`evidence::chain`) and the spar gate's view of a series
+//! (`spar::series::gate_view`).
 
 use std::path::PathBuf;
 
 use super::Store;
-use crate::error::Result;
 
-/// What is memoised. Each is one derivation, named here so its files are found in one place.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Memo {
-    /// An evidence chain's replay (`evidence::chain`), per sprint.
-    EvidenceReplay,
+/// Entries kept per namespace.
+pub const KEPT: usize = 16;
+
+/// The first bytes of every entry.
+const MAGIC: &str = "rails-memo/1";
+
+/// A namespace of memos: its own folder, one kind of value.
+#[derive(Debug, Clone, Copy)]
+pub struct Memo {
+    namespace: &'static str,
 }
 
 impl Memo {
-    fn folder(self) -> &'static str {
-        match self {
-            Memo::EvidenceReplay => "evidence",
+    /// The memos of `namespace` (lowercase letters, digits and `-`: a folder name).
+    pub const fn new(namespace: &'static str) -> Memo {
+        Memo { namespace }
+    }
+
+    fn dir(&self, store: &Store) -> PathBuf {
+        store.common_dir().join("rails/cache").join(self.namespace)
+    }
+
+    /// The digest that names the entry of `key` in this build.
+    fn digest(&self, key: &[u8]) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(self.namespace.as_bytes());
+        h.update([0]);
+        h.update(crate::BUILD_ID.as_bytes());
+        h.update([0]);
+        h.update(key);
+        format!("{:x}", h.finalize())
+    }
+
+    /// Where the entry of `key` lives, for a message that names it (`doctor`'s fix).
+    pub fn location(&self, store: &Store, key: &[u8]) -> PathBuf {
+        self.dir(store).join(self.digest(key))
+    }
+
+    /// The value kept for `key`, or None (never kept, not readable as this module writes, or
+    /// a store that forgoes memos).
+    pub fn get(&self, store: &Store, key: &[u8]) -> Option<Vec<u8>> {
+        if store.memos_off.get() {
+            return None;
+        }
+        let digest = self.digest(key);
+        let bytes = std::fs::read(self.dir(store).join(&digest)).ok()?;
+        let end = bytes.iter().position(|b| *b == b'\n')?;
+        let header = std::str::from_utf8(&bytes[..end]).ok()?;
+        let mut fields = header.split(' ');
+        let (magic, named, len) = (fields.next()?, fields.next()?, fields.next()?);
+        let len: usize = len.parse().ok()?;
+        let value = &bytes[end + 1..];
+        (magic == MAGIC && named == digest && value.len() == len && fields.next().is_none())
+            .then(|| value.to_vec())
+    }
+
+    /// Keeps `value` for `key`. Best effort: a repository that cannot be written still gets
+    /// its answer, derived again next time.
+    pub fn put(&self, store: &Store, key: &[u8], value: &[u8]) {
+        if store.memos_off.get() {
+            return;
+        }
+        let digest = self.digest(key);
+        let dir = self.dir(store);
+        let mut bytes = format!("{MAGIC} {digest} {}\n", value.len()).into_bytes();
+        bytes.extend_from_slice(value);
+        if super::cache_write(&dir.join(&digest), &bytes).is_err() {
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return;
+        };
+        let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+            .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+            .collect();
+        if files.len() > KEPT {
+            files.sort();
+            for (_, old) in &files[..files.len() - KEPT] {
+                let _ = std::fs::remove_file(old);
+            }
         }
     }
 }
 
 impl Store {
-    /// Where `memo` keeps `name` (for messages that name the file).
-    pub fn memo_path(&self, memo: Memo, name: &str) -> PathBuf {
-        self.common_dir()
-            .join("rails/cache")
-            .join(memo.folder())
-            .join(format!("{name}.memo"))
-    }
-
     /// From now on this store neither reads nor writes memos: everything it is asked is
     /// derived from the records alone, as a fresh clone derives it (`verify`, what CI runs).
     pub fn forgo_memos(&self) {
         self.memos_off.set(true);
     }
-
-    /// The value kept under `name` for exactly `key` by this build; None for anything else.
-    pub fn memo_get(&self, memo: Memo, name: &str, key: &str) -> Option<Vec<u8>> {
-        if self.memos_off.get() {
-            return None;
-        }
-        let bytes = std::fs::read(self.memo_path(memo, name)).ok()?;
-        let (build, rest) = split_line(&bytes)?;
-        let (kept_key, value) = split_line(rest)?;
-        (build == crate::BUILD_ID.as_bytes() && kept_key == key.as_bytes()).then(|| value.to_vec())
-    }
-
-    /// Keeps `value` under `name` for `key` (replacing what was kept). A memo that cannot be
-    /// written only costs the next reader time, so callers may ignore the error.
-    pub fn memo_put(&self, memo: Memo, name: &str, key: &str, value: &[u8]) -> Result<()> {
-        if self.memos_off.get() || key.contains('\n') {
-            return Ok(()); // a key that cannot be told apart from the value is not kept
-        }
-        let mut bytes = Vec::with_capacity(crate::BUILD_ID.len() + key.len() + value.len() + 2);
-        bytes.extend_from_slice(crate::BUILD_ID.as_bytes());
-        bytes.push(b'\n');
-        bytes.extend_from_slice(key.as_bytes());
-        bytes.push(b'\n');
-        bytes.extend_from_slice(value);
-        super::cache_write(&self.memo_path(memo, name), &bytes)
-    }
-}
-
-fn split_line(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
-    let at = bytes.iter().position(|b| *b == b'\n')?;
-    Some((&bytes[..at], &bytes[at + 1..]))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const M: Memo = Memo::new("test-memo");
+
     #[test]
-    fn a_memo_answers_only_for_its_build_and_key() {
-        let (_dir, store) = crate::store::temp_repo();
-        assert_eq!(store.memo_get(Memo::EvidenceReplay, "S", "k1"), None);
-        store
-            .memo_put(Memo::EvidenceReplay, "S", "k1", b"value\nwith lines")
-            .unwrap();
+    fn a_value_reads_back_under_its_key_only() {
+        let (_d, store) = crate::store::temp_repo();
+        assert_eq!(M.get(&store, b"k"), None);
+        M.put(&store, b"k", b"value\nwith lines");
         assert_eq!(
-            store.memo_get(Memo::EvidenceReplay, "S", "k1").as_deref(),
+            M.get(&store, b"k").as_deref(),
             Some(&b"value\nwith lines"[..])
         );
-        assert_eq!(store.memo_get(Memo::EvidenceReplay, "S", "k2"), None);
-        assert_eq!(store.memo_get(Memo::EvidenceReplay, "T", "k1"), None);
-        // Another build's file, or one cut short, is a miss.
-        let path = store.memo_path(Memo::EvidenceReplay, "S");
-        std::fs::write(&path, b"another-build\nk1\nvalue").unwrap();
-        assert_eq!(store.memo_get(Memo::EvidenceReplay, "S", "k1"), None);
-        std::fs::write(&path, crate::BUILD_ID.as_bytes()).unwrap();
-        assert_eq!(store.memo_get(Memo::EvidenceReplay, "S", "k1"), None);
-        // A store that forgoes memos reads none and writes none.
-        store
-            .memo_put(Memo::EvidenceReplay, "S", "k1", b"v")
-            .unwrap();
+        assert_eq!(M.get(&store, b"other"), None);
+        assert_eq!(Memo::new("other-memo").get(&store, b"k"), None);
+        // An empty value is a value.
+        M.put(&store, b"e", b"");
+        assert_eq!(M.get(&store, b"e").as_deref(), Some(&b""[..]));
+    }
+
+    /// A file cut short, grown, with another header, or moved to another key's name is a miss.
+    #[test]
+    fn an_entry_not_as_written_is_a_miss() {
+        let (_d, store) = crate::store::temp_repo();
+        M.put(&store, b"k", b"0123456789");
+        let path = M.dir(&store).join(M.digest(b"k"));
+        let written = std::fs::read(&path).unwrap();
+        let cut = written[..written.len() - 1].to_vec();
+        let mut grown = written.clone();
+        grown.push(b'x');
+        let other_header = String::from_utf8(written.clone())
+            .unwrap()
+            .replacen(MAGIC, "rails-memo/0", 1)
+            .into_bytes();
+        for bad in [cut, grown, other_header, Vec::new(), b"{}".to_vec()] {
+            std::fs::write(&path, &bad).unwrap();
+            assert_eq!(
+                M.get(&store, b"k"),
+                None,
+                "{}",
+                String::from_utf8_lossy(&bad)
+            );
+        }
+        // Another key's entry renamed to this key's name.
+        M.put(&store, b"j", b"0123456789");
+        std::fs::copy(M.dir(&store).join(M.digest(b"j")), &path).unwrap();
+        assert_eq!(M.get(&store, b"k"), None);
+        // A folder where the entry should be: a miss, and put does not fail either.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        assert_eq!(M.get(&store, b"k"), None);
+        M.put(&store, b"k", b"v");
+        assert_eq!(M.get(&store, b"k"), None);
+    }
+
+    #[test]
+    fn a_store_that_forgoes_memos_reads_and_writes_none() {
+        let (_d, store) = crate::store::temp_repo();
+        M.put(&store, b"k", b"v");
         store.forgo_memos();
-        assert_eq!(store.memo_get(Memo::EvidenceReplay, "S", "k1"), None);
-        store
-            .memo_put(Memo::EvidenceReplay, "S", "k1", b"w")
-            .unwrap();
-        assert!(std::fs::read(&path).unwrap().ends_with(b"\nv"));
+        assert_eq!(M.get(&store, b"k"), None);
+        M.put(&store, b"j", b"w");
+        let (_e, fresh) = (0, Store::open(store.git_dir()).unwrap());
+        assert_eq!(M.get(&fresh, b"k").as_deref(), Some(&b"v"[..]));
+        assert_eq!(M.get(&fresh, b"j"), None);
+    }
+
+    #[test]
+    fn a_namespace_keeps_its_newest_entries() {
+        let (_d, store) = crate::store::temp_repo();
+        for i in 0..KEPT + 5 {
+            M.put(&store, format!("k{i}").as_bytes(), b"v");
+            // Distinct modification times, oldest first.
+            let path = M.dir(&store).join(M.digest(format!("k{i}").as_bytes()));
+            let t = std::time::SystemTime::UNIX_EPOCH
+                + std::time::Duration::from_secs(1_000 + i as u64);
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(t)
+                .unwrap();
+        }
+        M.put(&store, b"newest", b"v");
+        let left = std::fs::read_dir(M.dir(&store)).unwrap().count();
+        assert_eq!(left, KEPT);
+        assert!(M.get(&store, b"newest").is_some());
+        assert!(M.get(&store, b"k0").is_none());
+        assert!(M.get(&store, format!("k{}", KEPT + 4).as_bytes()).is_some());
     }
 }

@@ -8,7 +8,7 @@
 //! ([`atomic_write`]); writers serialise on `fs2` locks under the git common dir ([`lock`]).
 
 mod atomic;
-pub mod cache;
+mod cache;
 mod config;
 mod in_place;
 mod lock;
@@ -21,7 +21,8 @@ mod signed;
 mod trees;
 mod worktree;
 
-pub use atomic::{atomic_write, atomic_write_mode, cache_append, cache_write, replace_file};
+pub use atomic::{atomic_write, atomic_write_mode, cache_write, replace_file};
+pub use cache::Memo;
 pub use in_place::rewrite_from_difference;
 pub use lock::{Lock, LockName};
 pub use porcelain::RemoteOutcome;

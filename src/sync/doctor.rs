@@ -299,15 +299,13 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
     // 4. Evidence chains that do not replay, and records that carry files no commit holds.
     for (sprint, tip) in store.refs_under(refs::EVIDENCE)? {
         let sprint = SprintId::recorded(&sprint);
-        if let Some(what) = crate::evidence::chain::memo_disagrees(store, &sprint)? {
+        if let Some((what, file)) = crate::evidence::chain::memo_disagrees(store, &sprint)? {
             findings.push(Finding {
                 kind: "kept-replay".into(),
                 what,
                 fix: format!(
                     "rm {} (the next command replays the chain again)",
-                    store
-                        .memo_path(crate::store::cache::Memo::EvidenceReplay, sprint.as_str())
-                        .display()
+                    file.display()
                 ),
             });
         }

@@ -306,8 +306,8 @@ pub enum HookCommand {
     ///
     /// Pushes of record refs (refs/rails/*, refs/spar/*, refs/notes/*) are never gated, but
     /// they leave only as a guarded server would take them: an evidence chain that does not
-    /// replay, or a spar series whose history replaces a completed reviewer's result or whose
-    /// gate facts its records do not back, is refused naming the commit.
+    /// replay, or a spar series whose history replaces a completed reviewer's result, is refused
+    /// naming the commit.
     PrePush {
         /// The remote's name
         remote: String,

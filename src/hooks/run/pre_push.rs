@@ -62,7 +62,8 @@ pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> 
         // push (when this clone has that commit), tightened by this clone's configuration.
         let old = ObjectId::from_hex(l.remote_oid.as_bytes())
             .ok()
-            .filter(|id| !is_zero(&l.remote_oid) && store.has_object(*id));
+            .filter(|id| !is_zero(&l.remote_oid) && store.has_object(*id))
+            .and_then(|id| store.peel_to_commit(id).ok().flatten());
         let source = old.map_or(crate::policy::Source::Clone, crate::policy::Source::At);
         let signing = crate::policy::Policy::load(store, source)?;
         let authority = signing.as_ref().map(|policy| Authority { policy, old });
@@ -124,9 +125,14 @@ fn record_refused(store: &Store, l: &PushLine, out: &mut HookResult) -> Result<b
 fn secrets_refused(store: &Store, l: &PushLine, out: &mut HookResult) -> Result<bool> {
     let tip = ObjectId::from_hex(l.local_oid.as_bytes())
         .map_err(|e| Error::refused(format!("pre-push: bad oid {}: {e}", l.local_oid)))?;
+    // Only commits hold records: a tree or blob pushed or held there has no history to scan.
+    let Some(tip) = pushed_commit(store, "pre-push", &l.local_ref, tip)? else {
+        return Ok(false);
+    };
     let old = ObjectId::from_hex(l.remote_oid.as_bytes())
         .ok()
-        .filter(|_| !is_zero(&l.remote_oid));
+        .filter(|id| !is_zero(&l.remote_oid) && store.has_object(*id))
+        .and_then(|id| store.peel_to_commit(id).ok().flatten());
     let lines = super::pushed_secrets::problems(store, &l.remote_ref, old, tip, &[])?;
     let refused = !lines.is_empty();
     super::pushed_records::say(out, lines);

@@ -100,9 +100,13 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
             }
             let tip = ObjectId::from_hex(new.as_bytes())
                 .map_err(|e| Error::refused(format!("pre-receive: bad oid {new}: {e}")))?;
+            let Some(tip) = view.peel_to_commit(tip)? else {
+                continue; // only commits hold records
+            };
             let old = ObjectId::from_hex(old.as_bytes())
                 .ok()
-                .filter(|_| !is_zero(old));
+                .filter(|id| !is_zero(old) && view.has_object(*id))
+                .and_then(|id| view.peel_to_commit(id).ok().flatten());
             let lines = super::pushed_secrets::problems(&view, name, old, tip, &series_tips)?;
             pushed_records::say(&mut out, lines);
         }
@@ -128,7 +132,8 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
             // protected ref as it stood before this push (never the pushed commits').
             let old_tip = (!is_zero(old))
                 .then(|| ObjectId::from_hex(old.as_bytes()).ok())
-                .flatten();
+                .flatten()
+                .and_then(|id| store.peel_to_commit(id).ok().flatten());
             let signing =
                 crate::policy::Policy::load(store, crate::policy::Source::Server(old_tip))?;
             let authority = signing.as_ref().map(|policy| Authority {

@@ -1,8 +1,8 @@
 //! What a pushed record ref must be wherever a push is judged — by `pre-receive` on a guarded
 //! server, and by `pre-push` before it leaves the machine (a forge such as GitHub runs no
 //! pre-receive of ours, so the client is the first place a hand-made record can be stopped):
-//! an evidence chain replays from its first commit, and a spar series neither replaces a
-//! completed reviewer's result nor carries gate facts its records do not back.
+//! an evidence chain replays from its first commit, and a spar series never replaces a
+//! completed reviewer's result.
 
 use super::*;
 
@@ -19,16 +19,6 @@ pub fn problems(view: &Store, name: &str, tip: ObjectId) -> Result<Vec<String>> 
                 "update of {name} refused: its history replaces a completed review result"
             ));
             lines.extend(found.into_iter().map(|f| format!("  {f}")));
-        }
-        // Gate facts are a summary anyone can write: each pushed round's must agree with the
-        // round's own records, derived again here.
-        let lies = crate::spar::facts::lies_at(view, &series, tip)?;
-        if !lies.is_empty() {
-            lines.push(format!(
-                "update of {name} refused: its gate facts do not agree with its records"
-            ));
-            lines.extend(lies.into_iter().map(|l| format!("  {l}")));
-            lines.push("  record rounds with `git spar` (run, record, triage, waive), which write the facts; never by hand".into());
         }
     } else if let Some(sprint) = Namespace::Evidence.key_of(name) {
         // A summary written by hand, or a record without its observation, never leaves.

@@ -1,5 +1,5 @@
-//! The gate: whether the listed rounds let the change go on, decided from the rounds' gate
-//! facts or, when those cannot be trusted, from every record; `gate --out` (G28).
+//! The gate: whether the listed rounds let the change go on, decided from the rounds' records
+//! and the series' history; `gate --out` (G28).
 
 use super::*;
 
@@ -151,13 +151,6 @@ pub(super) fn check_gate_out(
     Ok((abs, previous))
 }
 
-/// One listed round that could be read.
-pub(super) struct Listed {
-    pub(super) round: Round,
-    pub(super) findings: Rc<Vec<Finding>>,
-    pub(super) order: usize,
-}
-
 /// Decides the gate over the listed rounds. Never locks (G33): a record that cannot be read,
 /// e.g. one being written, is a blocked reason.
 pub fn gate(store: &Store, req: &GateRequest) -> Result<GateOutcome> {
@@ -169,19 +162,7 @@ pub fn gate(store: &Store, req: &GateRequest) -> Result<GateOutcome> {
         Some(o) => Some(check_gate_out(o, targets)?),
         None => None,
     };
-    // The decision is a function of the series tips, the list and --expect-head: a gate asked
-    // again (every push) reads one small file instead of every round.
-    let cache = GateCache::new(store, targets, req.expect_head.as_deref());
-    let (passed, reasons, mut document) = match cache.as_ref().and_then(|c| c.read()) {
-        Some(hit) => hit,
-        None => {
-            let decided = decide(store, req, targets)?;
-            if let Some(c) = &cache {
-                c.write(&decided);
-            }
-            decided
-        }
-    };
+    let (passed, reasons, mut document) = decide(store, req, targets)?;
     document.at = Some(now());
     if let Some((path, previous)) = out {
         document.previous_gate_digest = previous;
@@ -194,265 +175,11 @@ pub fn gate(store: &Store, req: &GateRequest) -> Result<GateOutcome> {
     })
 }
 
-pub(super) type Decided = (bool, Vec<String>, GateDocument);
-
-/// The gate's decision over the listed rounds, without the time it was asked at: from the
-/// rounds' gate facts ([`facts::view`]), or by reading every record when a listed round names
-/// another series or round inside its `round.json` than where it is (only a hand-made record
-/// does), or when the facts cannot be read.
-pub(super) fn decide(
-    store: &Store,
-    req: &GateRequest,
-    targets: &[(SeriesId, RoundName)],
-) -> Result<Decided> {
-    let mut views: BTreeMap<String, facts::View> = BTreeMap::new();
-    for (s, _) in targets {
-        if views.contains_key(s.as_str()) {
-            continue;
-        }
-        match facts::view(store, s) {
-            Ok(v) => {
-                views.insert(s.to_string(), v);
-            }
-            Err(_) => return decide_reading_records(store, req, targets),
-        }
-    }
-    let odd = targets.iter().any(|(s, r)| {
-        views[s.as_str()]
-            .parts
-            .get(r.as_str())
-            .is_some_and(|p| p.elsewhere)
-    });
-    if odd {
-        return decide_reading_records(store, req, targets);
-    }
-    // The duplicates left open by their own round, followed to their end through the facts
-    // of the rounds they point into (rare: only those rounds are derived).
-    let mut still_open: HashMap<(String, String, String), bool> = HashMap::new();
-    let mut full: HashMap<(String, String), Option<facts::RoundFacts>> = HashMap::new();
-    for (s, r) in targets {
-        let Some(p) = views[s.as_str()].parts.get(r.as_str()) else {
-            continue;
-        };
-        for (id, _, _, dup) in &p.open {
-            let Some((to, of)) = dup else { continue };
-            let mut seen = vec![(r.to_string(), id.clone())];
-            match resolved_by_facts(store, s, &views[s.as_str()], &mut full, to, of, &mut seen) {
-                Ok(resolved) => {
-                    still_open.insert((s.to_string(), r.to_string(), id.clone()), !resolved);
-                }
-                Err(_) => return decide_reading_records(store, req, targets),
-            }
-        }
-    }
-    Ok(decide_from_facts(store, req, targets, &views, &still_open))
-}
-
-/// Whether a finding no longer blocks, from the facts of its series: a class that never blocks,
-/// a resolving disposition, or a duplicate whose chain ends in a resolved finding. A cycle or a
-/// missing target stays open.
-/// `full` holds the facts of the rounds read so far, by (series, round).
-pub(super) fn resolved_by_facts(
-    store: &Store,
-    series: &str,
-    view: &facts::View,
-    full: &mut HashMap<(String, String), Option<facts::RoundFacts>>,
-    round: &str,
-    id: &str,
-    seen: &mut Vec<(String, String)>,
-) -> Result<bool> {
-    let key = (round.to_string(), id.to_string());
-    if seen.contains(&key) {
-        return Ok(false);
-    }
-    seen.push(key);
-    let at = (series.to_string(), round.to_string());
-    if !full.contains_key(&at) {
-        let f = view.facts_of(store, series, round)?;
-        full.insert(at.clone(), f);
-    }
-    let Some(Some(f)) = full.get(&at) else {
-        return Ok(false);
-    };
-    match facts::step(f, id) {
-        facts::Step::Resolved => Ok(true),
-        facts::Step::Open => Ok(false),
-        facts::Step::Duplicate(r, of) => {
-            resolved_by_facts(store, series, view, full, &r, &of, seen)
-        }
-    }
-}
-
-/// [`decide_reading_records`] from the gate facts: the same reasons in the same order.
-pub(super) fn decide_from_facts(
-    store: &Store,
-    req: &GateRequest,
-    targets: &[(SeriesId, RoundName)],
-    views: &BTreeMap<String, facts::View>,
-    still_open: &HashMap<(String, String, String), bool>,
-) -> Decided {
-    let mut reasons: Vec<String> = Vec::new();
-    // (order, series, round, part) of each listed round that could be read.
-    let mut listed: Vec<(usize, &str, &str, &facts::Part)> = Vec::new();
-    for (i, (s, r)) in targets.iter().enumerate() {
-        let Some(f) = views[s.as_str()].parts.get(r.as_str()) else {
-            reasons.push(format!(
-                "{s}:{r}: cannot be read: {}",
-                record::not_recorded(s, r).message
-            ));
-            continue;
-        };
-        if let Some(e) = &f.round_error {
-            reasons.push(format!("{s}:{r}: cannot be read: {e}"));
-            continue;
-        }
-        if f.dry_run {
-            reasons.push(format!("{s}:{r}: is a dry run; no reviewer ran"));
-            continue;
-        }
-        if f.stopped {
-            reasons.push(format!(
-                "{s}:{r}: stopped before recording findings (counts as a dry run)"
-            ));
-            continue;
-        }
-        if let Some(e) = &f.findings_error {
-            reasons.push(format!("{s}:{r}: cannot be read: {e}"));
-            continue;
-        }
-        listed.push((i, s, r, f));
-    }
-
-    // Every recorded round of each named series must be in the list.
-    let series_names: Vec<&str> = views.keys().map(String::as_str).collect();
-    let wanted: std::collections::HashSet<(&str, &str)> = targets
-        .iter()
-        .map(|(s, r)| (s.as_str(), r.as_str()))
-        .collect();
-    for s in &series_names {
-        let view = &views[*s];
-        for n in &view.names {
-            if wanted.contains(&(*s, n.as_str())) {
-                continue;
-            }
-            let skip = view
-                .parts
-                .get(n)
-                .is_some_and(|f| f.round_error.is_none() && (f.dry_run || f.stopped));
-            if !skip {
-                reasons.push(format!(
-                    "{s}: round {n} of the series is not in the gate list"
-                ));
-            }
-        }
-    }
-
-    // A history that replaced a completed reviewer's result (a commit written by hand: `git
-    // spar record` refuses it) blocks, whatever the tip says now; so do gate facts written by
-    // hand that say what the records do not.
-    for s in &series_names {
-        reasons.extend(views[*s].history.iter().cloned());
-        reasons.extend(views[*s].lies.iter().cloned());
-    }
-
-    // The newest listed round of each stage: every reviewer completed or waived.
-    let mut newest: BTreeMap<(&str, &str), (&str, &facts::Part)> = BTreeMap::new();
-    for (_, s, r, f) in &listed {
-        let key = (*s, f.stage.as_str());
-        let later = newest
-            .get(&key)
-            .is_none_or(|(n, _)| RoundName::number_of(r) >= RoundName::number_of(n));
-        if later {
-            newest.insert(key, (r, f));
-        }
-    }
-    for ((s, _), (r, f)) in &newest {
-        if let Some(e) = &f.waivers_error {
-            reasons.push(format!("{s}:{r}: {e}"));
-        }
-        for (name, status) in &f.unwaived {
-            reasons.push(format!(
-                "{s}:{r}: required reviewer {name} is {status} and not waived"
-            ));
-        }
-    }
-
-    // Open blocking findings, duplicates followed to their end.
-    let mut open_count = 0usize;
-    for (_, s, r, f) in &listed {
-        if let Some(e) = &f.ledger_error {
-            reasons.push(format!("{s}:{r}: {e}"));
-            continue;
-        }
-        for (id, class, claim, dup) in &f.open {
-            let open = dup.is_none()
-                || still_open
-                    .get(&(s.to_string(), r.to_string(), id.clone()))
-                    .copied()
-                    .unwrap_or(true);
-            if open {
-                open_count += 1;
-                reasons.push(format!("{s}:{r}: {id} ({class}) is open: {claim}"));
-            }
-        }
-    }
-
-    // The change must not have moved after review (G27).
-    let newest_head = listed
-        .iter()
-        .max_by(|a, b| a.3.started_at.cmp(&b.3.started_at).then(a.0.cmp(&b.0)))
-        .map(|l| l.3.head.clone());
-    let mut expect = None;
-    if let Some(rev) = &req.expect_head {
-        match store.resolve_commit(rev) {
-            Err(e) => reasons.push(format!("--expect-head {rev:?}: {}", e.message)),
-            Ok(id) => {
-                let id = id.to_string();
-                expect = Some(id.clone());
-                if let Some(h) = &newest_head {
-                    if *h != id {
-                        reasons.push(format!(
-                            "--expect-head {rev} is {id}, but the newest round reviewed {h}: the change moved after review"
-                        ));
-                    }
-                }
-            }
-        }
-    }
-
-    let auto_deferred: u64 = listed.iter().map(|l| l.3.auto_deferred).sum();
-    let growth: Vec<Growth> = listed
-        .iter()
-        .map(|(_, s, r, f)| Growth {
-            series: s.to_string(),
-            round: r.to_string(),
-            stage: f.stage.clone(),
-            findings: f.findings,
-            in_check_paths: f.in_check_paths,
-            outside_check_paths: f.findings - f.in_check_paths,
-        })
-        .collect();
-    let mut uncovered: Vec<String> = listed
-        .iter()
-        .flat_map(|l| l.3.standpoints_uncovered.iter().cloned())
-        .collect();
-    uncovered.sort();
-    uncovered.dedup();
-    finish_decision(
-        targets,
-        reasons,
-        newest_head,
-        expect,
-        open_count,
-        auto_deferred as usize,
-        growth,
-        uncovered,
-    )
-}
+type Decided = (bool, Vec<String>, GateDocument);
 
 /// The decision document from what the gate found.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn finish_decision(
+fn finish_decision(
     targets: &[(SeriesId, RoundName)],
     reasons: Vec<String>,
     newest_head: Option<String>,
@@ -485,27 +212,37 @@ pub(super) fn finish_decision(
     (passed, reasons, document)
 }
 
-/// The gate's decision read from every listed round's records and the series' whole history.
-pub(super) fn decide_reading_records(
-    store: &Store,
-    req: &GateRequest,
-    targets: &[(SeriesId, RoundName)],
-) -> Result<Decided> {
+/// The gate's decision, without the time it was asked at: from each named series' view at its
+/// tip ([`SeriesView`]: every round's part, the round names, the history rule's findings).
+fn decide(store: &Store, req: &GateRequest, targets: &[(SeriesId, RoundName)]) -> Result<Decided> {
+    let mut series_names: Vec<&SeriesId> = targets.iter().map(|(s, _)| s).collect();
+    series_names.sort();
+    series_names.dedup();
+    let views: HashMap<&SeriesId, std::result::Result<SeriesView, String>> = series_names
+        .iter()
+        .map(|s| (*s, SeriesView::at_tip(store, s).map_err(|e| e.message)))
+        .collect();
+
     let mut reasons: Vec<String> = Vec::new();
-    let mut listed: Vec<Listed> = Vec::new();
+    // (order, part) of each listed round that could be read.
+    let mut listed: Vec<(usize, std::borrow::Cow<'_, Part>)> = Vec::new();
     for (i, (s, r)) in targets.iter().enumerate() {
-        let round = match record::load_round(store, s, r) {
-            Ok(x) => x,
+        let p = match &views[s] {
+            Ok(v) => v.part(store, s, r.as_str()),
             Err(e) => {
-                reasons.push(format!("{s}:{r}: cannot be read: {}", e.message));
+                reasons.push(format!("{s}:{r}: cannot be read: {e}"));
                 continue;
             }
         };
-        if round.dry_run {
+        if let Some(e) = &p.round_error {
+            reasons.push(format!("{s}:{r}: cannot be read: {e}"));
+            continue;
+        }
+        if p.dry_run {
             reasons.push(format!("{s}:{r}: is a dry run; no reviewer ran"));
             continue;
         }
-        match stopped(store, s, &round) {
+        match &p.stopped {
             Ok(true) => {
                 reasons.push(format!(
                     "{s}:{r}: stopped before recording findings (counts as a dry run)"
@@ -514,45 +251,36 @@ pub(super) fn decide_reading_records(
             }
             Ok(false) => {}
             Err(e) => {
-                reasons.push(format!("{s}:{r}: cannot be read: {}", e.message));
+                reasons.push(format!("{s}:{r}: cannot be read: {e}"));
                 continue;
             }
         }
-        let findings = match record::load_findings(store, s, r) {
-            Ok(f) => f,
-            Err(e) => {
-                reasons.push(format!("{s}:{r}: cannot be read: {}", e.message));
-                continue;
-            }
-        };
-        listed.push(Listed {
-            round,
-            findings: Rc::new(findings),
-            order: i,
-        });
+        if let Some(e) = &p.findings_error {
+            reasons.push(format!("{s}:{r}: cannot be read: {e}"));
+            continue;
+        }
+        listed.push((i, p));
     }
 
     // Every recorded round of each named series must be in the list.
-    let mut series_names: Vec<&SeriesId> = targets.iter().map(|(s, _)| s).collect();
-    series_names.dedup();
-    series_names.sort();
-    series_names.dedup();
+    let wanted: std::collections::HashSet<(&str, &str)> = targets
+        .iter()
+        .map(|(s, r)| (s.as_str(), r.as_str()))
+        .collect();
     for s in &series_names {
-        let names = match record::round_names(store, s) {
-            Ok(n) => n,
+        let view = match &views[*s] {
+            Ok(v) => v,
             Err(e) => {
-                reasons.push(format!("{s}: cannot be read: {}", e.message));
+                reasons.push(format!("{s}: cannot be read: {e}"));
                 continue;
             }
         };
-        for n in names {
-            if targets.iter().any(|(ts, tr)| ts == *s && *tr == n) {
+        for n in view.names() {
+            if wanted.contains(&(s.as_str(), n.as_str())) {
                 continue;
             }
-            let skip = match record::load_round(store, s, &n) {
-                Ok(r) => r.dry_run || stopped(store, s, &r).unwrap_or(false),
-                Err(_) => false,
-            };
+            let p = view.part(store, s, n);
+            let skip = p.round_error.is_none() && (p.dry_run || p.stopped == Ok(true));
             if !skip {
                 reasons.push(format!(
                     "{s}: round {n} of the series is not in the gate list"
@@ -564,73 +292,61 @@ pub(super) fn decide_reading_records(
     // A history that replaced a completed reviewer's result (a commit written by hand: `git
     // spar record` refuses it) blocks, whatever the tip says now.
     for s in &series_names {
-        match record::series_tip(store, s) {
-            Ok(Some(tip)) => match record::replaced_results(store, s, tip) {
-                Ok(found) => reasons.extend(found),
-                Err(e) => reasons.push(format!("{s}: its history cannot be read: {}", e.message)),
+        match &views[*s] {
+            Ok(v) => match v.history() {
+                Ok(found) => reasons.extend(found.iter().cloned()),
+                Err(e) => reasons.push(format!("{s}: its history cannot be read: {e}")),
             },
-            Ok(None) => {}
-            Err(e) => reasons.push(format!("{s}: cannot be read: {}", e.message)),
+            Err(e) => reasons.push(format!("{s}: cannot be read: {e}")),
         }
     }
 
     // The newest listed round of each stage: every reviewer completed or waived.
-    let mut newest: BTreeMap<(String, String), &Listed> = BTreeMap::new();
-    for l in &listed {
-        let key = (l.round.series.clone(), l.round.stage.to_string());
-        let later = newest.get(&key).is_none_or(|n| {
-            RoundName::number_of(&l.round.round) >= RoundName::number_of(&n.round.round)
-        });
+    let mut newest: BTreeMap<(&str, &str), &Part> = BTreeMap::new();
+    for (_, p) in &listed {
+        let key = (p.series.as_str(), p.stage.as_str());
+        let later = newest
+            .get(&key)
+            .is_none_or(|n| RoundName::number_of(&p.round) >= RoundName::number_of(&n.round));
         if later {
-            newest.insert(key, l);
+            newest.insert(key, p);
         }
     }
-    for l in newest.values() {
-        // Where its round.json says it is (the gate read it at its path, which says the same).
-        let (s, r) = (&l.round.series, &l.round.round);
-        let waived = match read_waivers(store, &SeriesId::recorded(s), &RoundName::named(r)) {
-            Ok((_, w)) => w,
-            Err(e) => {
-                reasons.push(format!("{s}:{r}: {e}"));
-                Vec::new()
-            }
-        };
-        for rev in &l.round.reviewers {
-            if rev.status != Status::Completed && !waived.contains(&rev.name) {
-                reasons.push(format!(
-                    "{s}:{r}: required reviewer {} is {} and not waived",
-                    rev.name, rev.status
-                ));
-            }
+    for p in newest.values() {
+        // Where its round.json says it is.
+        let (s, r) = (&p.series, &p.round);
+        if let Some(e) = &p.waivers_error {
+            reasons.push(format!("{s}:{r}: {e}"));
+        }
+        for (name, status) in &p.unwaived {
+            reasons.push(format!(
+                "{s}:{r}: required reviewer {name} is {status} and not waived"
+            ));
         }
     }
 
     // Open blocking findings, duplicates followed to their end.
-    let mut views: HashMap<String, Series<'_>> = HashMap::new();
+    let mut chains: HashMap<String, Series<'_>> = HashMap::new();
     let mut open_count = 0usize;
-    for l in &listed {
-        let (s, r) = (l.round.series.clone(), l.round.round.clone());
-        let view = views
-            .entry(s.clone())
-            .or_insert_with(|| Series::new(store, &SeriesId::recorded(&s)));
-        // Parsed once: the listed round's findings are the ones at its path.
-        if targets
-            .get(l.order)
-            .is_some_and(|(ts, tr)| *ts == s && *tr == r)
-        {
-            view.know(&r, l.findings.clone());
-        }
-        if let Err(e) = view.state(&r) {
+    for (_, p) in &listed {
+        let (s, r) = (&p.series, &p.round);
+        if let Some(e) = &p.ledger_error {
             reasons.push(format!("{s}:{r}: {e}"));
             continue;
         }
-        for f in l.findings.iter() {
-            if f.class.blocks() && !view.resolved(&r, &f.id, &mut Vec::new()) {
+        for (id, class, claim, dup) in &p.open {
+            let open = match dup {
+                None => true,
+                Some((to, of)) => {
+                    let view = chains
+                        .entry(s.clone())
+                        .or_insert_with(|| Series::new(store, &SeriesId::recorded(s)));
+                    !view.resolved(to, of, &mut vec![(r.clone(), id.clone())])
+                }
+            };
+            if open {
                 open_count += 1;
-                reasons.push(format!(
-                    "{s}:{r}: {} ({}) is open: {}",
-                    f.id, f.class, f.claim
-                ));
+                reasons.push(format!("{s}:{r}: {id} ({class}) is open: {claim}"));
             }
         }
     }
@@ -638,13 +354,8 @@ pub(super) fn decide_reading_records(
     // The change must not have moved after review (G27).
     let newest_head = listed
         .iter()
-        .max_by(|a, b| {
-            a.round
-                .started_at
-                .cmp(&b.round.started_at)
-                .then(a.order.cmp(&b.order))
-        })
-        .map(|l| l.round.head.clone());
+        .max_by(|a, b| a.1.started_at.cmp(&b.1.started_at).then(a.0.cmp(&b.0)))
+        .map(|(_, p)| p.head.clone());
     let mut expect = None;
     if let Some(rev) = &req.expect_head {
         match store.resolve_commit(rev) {
@@ -663,29 +374,21 @@ pub(super) fn decide_reading_records(
         }
     }
 
-    let auto_deferred = listed
-        .iter()
-        .flat_map(|l| l.findings.iter())
-        .filter(|f| f.auto_deferred)
-        .count();
+    let auto_deferred: u64 = listed.iter().map(|(_, p)| p.auto_deferred).sum();
     let growth: Vec<Growth> = listed
         .iter()
-        .map(|l| {
-            let inside = l.findings.iter().filter(|f| f.in_check_paths).count() as u64;
-            let all = l.findings.len() as u64;
-            Growth {
-                series: l.round.series.clone(),
-                round: l.round.round.clone(),
-                stage: l.round.stage.to_string(),
-                findings: all,
-                in_check_paths: inside,
-                outside_check_paths: all - inside,
-            }
+        .map(|(_, p)| Growth {
+            series: p.series.clone(),
+            round: p.round.clone(),
+            stage: p.stage.clone(),
+            findings: p.findings,
+            in_check_paths: p.in_check_paths,
+            outside_check_paths: p.findings - p.in_check_paths,
         })
         .collect();
     let mut uncovered: Vec<String> = listed
         .iter()
-        .flat_map(|l| l.round.standpoints_uncovered.iter().cloned())
+        .flat_map(|(_, p)| p.uncovered.iter().cloned())
         .collect();
     uncovered.sort();
     uncovered.dedup();
@@ -695,7 +398,7 @@ pub(super) fn decide_reading_records(
         newest_head,
         expect,
         open_count,
-        auto_deferred,
+        auto_deferred as usize,
         growth,
         uncovered,
     ))

@@ -7,7 +7,7 @@
 //! writers never lose each other's lines; the gate only reads and never locks, and a record it
 //! cannot read is a blocked reason, not an error (G32).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -15,7 +15,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::config::Config;
-use super::facts;
 use super::ids::{parse_target, RoundName, SeriesId};
 use super::record::{self, lock_series, Finding, Round};
 use super::vocab::{CodeCause, Disposition, Stage, Status};
@@ -25,13 +24,13 @@ use crate::store::{self, ObjectId, Store};
 
 mod caps;
 mod gate;
-mod gate_cache;
+mod gate_view;
 mod triage;
 mod waive;
 
 pub use self::caps::*;
 pub use self::gate::*;
-use self::gate_cache::*;
+use self::gate_view::*;
 pub use self::triage::*;
 pub use self::waive::*;
 

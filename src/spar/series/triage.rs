@@ -91,8 +91,6 @@ pub(super) struct Series<'a> {
     pub(super) store: &'a Store,
     pub(super) series: SeriesId,
     pub(super) rounds: HashMap<String, std::result::Result<RoundState, String>>,
-    /// Findings the caller already read, so a round's `findings.json` is parsed once.
-    pub(super) known: HashMap<String, Rc<Vec<Finding>>>,
 }
 
 impl<'a> Series<'a> {
@@ -101,28 +99,15 @@ impl<'a> Series<'a> {
             store,
             series: series.clone(),
             rounds: HashMap::new(),
-            known: HashMap::new(),
-        }
-    }
-
-    /// Hands over a round's findings already read from this series.
-    pub(super) fn know(&mut self, round: &str, findings: Rc<Vec<Finding>>) {
-        if !self.rounds.contains_key(round) {
-            self.known.insert(round.to_string(), findings);
         }
     }
 
     pub(super) fn state(&mut self, round: &str) -> &std::result::Result<RoundState, String> {
         let (store, series) = (self.store, self.series.clone());
-        let known = self.known.remove(round);
         self.rounds.entry(round.to_string()).or_insert_with(|| {
             let round = &RoundName::named(round);
-            let findings = match known {
-                Some(f) => f,
-                None => {
-                    Rc::new(record::load_findings(store, &series, round).map_err(|e| e.message)?)
-                }
-            };
+            let findings =
+                Rc::new(record::load_findings(store, &series, round).map_err(|e| e.message)?);
             let (_, entries) = read_ledger(store, &series, round)?;
             let mut in_force = HashMap::new();
             for e in entries {
