@@ -809,7 +809,10 @@ fn a_push_to_a_protected_ref_is_judged_by_its_commits_whatever_the_branch_is_cal
         r.git(&["config", "rails.protect", "refs/heads/main"]);
         r.git(&["config", "rails.requireSprint", "true"]);
     }
-    // The attack: an unbound branch, a commit without a trailer, pushed onto main.
+    // The attack: an unbound branch, a commit without a trailer, pushed onto main. (Bound
+    // here, main's binding would judge it too: `side_doors` tries that; this is the push that
+    // names no sprint from anywhere.)
+    repo.git(&["config", "--unset", "branch.main.railsSprint"]);
     repo.git(&["checkout", "-q", "-b", "tmp"]);
     git_with_path(
         &repo,

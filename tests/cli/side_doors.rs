@@ -1,0 +1,191 @@
+//! No side door (issue 35): each cheap way around the judging of a push, an agent's stop or a
+//! CI run, tried from the real binaries, and refused.
+
+use crate::harness::{path_with_bins, Run, TestRepo};
+use crate::hooks::{prove, remote_ref, repo_with_remote};
+
+/// git with the built binaries first on PATH (as after `cargo install`), so the installed
+/// hooks run them.
+fn git(repo: &TestRepo, args: &[&str]) -> Run {
+    let path = path_with_bins();
+    repo.git_env(args, &[("PATH", &path)])
+}
+
+/// The remote has main (pushed before any hook) and the contract; hooks are installed.
+fn bound_and_published() -> (TestRepo, tempfile::TempDir) {
+    let (repo, remote) = repo_with_remote();
+    git(
+        &repo,
+        &[
+            "push",
+            "--no-verify",
+            "origin",
+            "main",
+            "refs/rails/contracts/S",
+        ],
+    )
+    .ok();
+    repo.rails(&["hooks", "install"]).ok();
+    (repo, remote)
+}
+
+fn head(repo: &TestRepo) -> String {
+    repo.git(&["rev-parse", "HEAD"]).trim().to_string()
+}
+
+#[test]
+fn a_commit_without_the_trailer_on_a_bound_branch_is_judged_by_the_binding() {
+    let (repo, remote) = bound_and_published();
+    let published = remote_ref(remote.path(), "refs/heads/main");
+    // The attack: a commit that skips commit-msg, so it carries no `Rails-Sprint:`.
+    git(
+        &repo,
+        &["commit", "-q", "--no-verify", "--allow-empty", "-m", "work"],
+    )
+    .ok();
+    assert!(!repo
+        .git(&["log", "-1", "--format=%B"])
+        .contains("Rails-Sprint"));
+    let out = git(&repo, &["push", "origin", "main"]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr
+            .contains("push of refs/heads/main refused: S v1 is not done at")
+            && out.stderr.contains("owed through the binding of main"),
+        "{out}"
+    );
+    let short = &head(&repo)[..7];
+    assert!(
+        out.stderr
+            .contains("1 new commit names no sprint (no `Rails-Sprint:` trailer, none from a new ancestor); main is bound to S"),
+        "{out}"
+    );
+    assert!(out.stderr.contains(&format!("  - {short} work")), "{out}");
+    assert_eq!(remote_ref(remote.path(), "refs/heads/main"), published);
+
+    // A cherry-pick onto the bound branch carries no trailer either: judged alike, and named.
+    repo.git(&["checkout", "-q", "-b", "side", "origin/main"]);
+    git(
+        &repo,
+        &[
+            "commit",
+            "-q",
+            "--no-verify",
+            "--allow-empty",
+            "-m",
+            "picked",
+        ],
+    )
+    .ok();
+    let picked = head(&repo);
+    repo.git(&["checkout", "-q", "main"]);
+    git(&repo, &["cherry-pick", "--allow-empty", &picked]).ok();
+    let out = git(&repo, &["push", "origin", "main"]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(out.stderr.contains("2 new commits name no sprint"), "{out}");
+    assert!(out.stderr.contains("S v1 is not done"), "{out}");
+
+    // The command it names adds the trailer to the unpushed commits; then they name S
+    // themselves, and the push is still judged by S.
+    let line = out
+        .stderr
+        .lines()
+        .find(|l| l.contains("add the trailer to the unpushed commits"))
+        .unwrap();
+    let command = line.split('`').nth(1).unwrap();
+    assert!(command.starts_with("git rebase "), "{command}");
+    let path = path_with_bins();
+    let mut sh = repo.program("sh");
+    sh.args(["-c", command]).env("PATH", &path);
+    Run::of(&mut sh).ok();
+    for rev in ["HEAD", "HEAD~1"] {
+        let message = repo.git(&["log", "-1", "--format=%B", rev]);
+        assert_eq!(message.matches("Rails-Sprint: S").count(), 1, "{message}");
+    }
+    let out = git(&repo, &["push", "origin", "main"]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(out.stderr.contains("S v1 is not done"), "{out}");
+    assert!(!out.stderr.contains("names no sprint"), "{out}");
+
+    // Proven: the push goes through, with the unnamed commit still named.
+    prove(&repo);
+    let out = git(&repo, &["push", "origin", "main"]);
+    out.ok();
+    assert!(out.stderr.contains("S v1 is done at"), "{out}");
+}
+
+#[test]
+fn a_branch_made_from_a_bound_branch_inherits_its_sprint_from_its_new_commits() {
+    let (repo, remote) = bound_and_published();
+    // Unpushed work of the sprint on the bound branch (the commit-msg hook adds the trailer).
+    git(&repo, &["commit", "-q", "--allow-empty", "-m", "part one"]).ok();
+    assert!(repo
+        .git(&["log", "-1", "--format=%B"])
+        .contains("Rails-Sprint: S"));
+    // The attack: a new branch (no binding), one more commit (no trailer), pushed.
+    repo.git(&["switch", "-q", "-c", "scratch"]);
+    git(&repo, &["commit", "-q", "--allow-empty", "-m", "part two"]).ok();
+    assert!(!repo
+        .git(&["log", "-1", "--format=%B"])
+        .contains("Rails-Sprint"));
+    let out = git(&repo, &["push", "origin", "scratch"]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr
+            .contains("push of refs/heads/scratch refused: S v1 is not done"),
+        "{out}"
+    );
+    // The commit without a trailer belongs to its new ancestor's sprint: it is not unnamed.
+    assert!(!out.stderr.contains("names no sprint"), "{out}");
+    assert_eq!(remote_ref(remote.path(), "refs/heads/scratch"), None);
+
+    // Commits the remote already has never pass their sprint on: once part one is published,
+    // a new commit on an unbound branch owes nothing (nothing is bound to it or named by it).
+    git(
+        &repo,
+        &["push", "--no-verify", "origin", "scratch~1:refs/heads/main"],
+    )
+    .ok();
+    repo.git(&["fetch", "-q", "origin"]);
+    repo.git(&["switch", "-q", "-c", "later", "origin/main"]);
+    git(&repo, &["commit", "-q", "--allow-empty", "-m", "unrelated"]).ok();
+    let out = git(&repo, &["push", "origin", "later"]);
+    out.ok();
+    assert!(
+        out.stderr
+            .contains("its new commits name no sprint; nothing to gate"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_destination_branchs_binding_judges_a_push_from_an_unbound_branch() {
+    let (repo, remote) = bound_and_published();
+    let published = remote_ref(remote.path(), "refs/heads/main");
+    repo.git(&["switch", "-q", "-c", "tmp"]);
+    git(
+        &repo,
+        &[
+            "commit",
+            "-q",
+            "--no-verify",
+            "--allow-empty",
+            "-m",
+            "sneak",
+        ],
+    )
+    .ok();
+    // tmp is bound to nothing, its commit names nothing; main is bound to S here.
+    let out = git(&repo, &["push", "origin", "tmp:main"]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr
+            .contains("refs/heads/tmp to refs/heads/main refused: S v1 is not done"),
+        "{out}"
+    );
+    assert!(
+        out.stderr.contains("owed through the binding of main"),
+        "{out}"
+    );
+    assert_eq!(remote_ref(remote.path(), "refs/heads/main"), published);
+}
