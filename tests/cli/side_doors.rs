@@ -189,3 +189,83 @@ fn the_destination_branchs_binding_judges_a_push_from_an_unbound_branch() {
     );
     assert_eq!(remote_ref(remote.path(), "refs/heads/main"), published);
 }
+
+#[test]
+fn ci_judges_the_sprints_the_commits_name_without_a_binding() {
+    let (repo, _remote) = repo_with_remote();
+    let base = head(&repo);
+    repo.draft(
+        "T",
+        serde_json::json!([crate::harness::check(
+            "c1",
+            "file_exists",
+            serde_json::json!({"path": "t.txt"})
+        )]),
+    );
+    repo.rails(&["contract", "freeze", "T"]).ok();
+    prove(&repo);
+    repo.git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "s\n\nRails-Sprint: S",
+    ]);
+    repo.git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "t\n\nRails-Sprint: T",
+    ]);
+    // As in a fresh clone in CI: nothing is bound.
+    repo.git(&["config", "--unset", "branch.main.railsSprint"]);
+    repo.rails(&["gate", "--commit", "HEAD"])
+        .code(2)
+        .stdout_has("gate blocked: T v1");
+    repo.rails(&["gate", "--commit", "HEAD~1"])
+        .ok()
+        .stdout_has("gate passed: S v1");
+    // Every sprint the commits after the base name; the worst exit code; one entry each.
+    let out = repo.rails(&["gate", "--since", &base, "--json"]);
+    out.code(2);
+    let doc = out.json();
+    assert_eq!(doc["schema"], "rails-gate-list/v1", "{doc}");
+    let names: Vec<&str> = doc["sprints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["sprint"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["S", "T"], "{doc}");
+    let junit = repo.path().join("v.xml");
+    let out = repo.rails(&[
+        "verify",
+        "--commit",
+        "HEAD",
+        "--since",
+        &base,
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    out.code(2);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<testsuite ").count(), 2, "{xml}");
+    assert!(
+        xml.contains("rails verify S v1") && xml.contains("rails verify T v1"),
+        "{xml}"
+    );
+    repo.rails(&["verify", "--commit", "HEAD~1", "--json"])
+        .ok()
+        .stdout_has("rails-verify-list/v1");
+    // A commit that names none, with nothing bound: a usage error with the way on.
+    let out = repo.rails(&["gate", "--commit", &base]);
+    out.code(64);
+    assert!(
+        out.stderr
+            .contains(&format!("commit {} names none", &base[..7]))
+            && out.stderr.contains("--since BASE"),
+        "{out}"
+    );
+    repo.rails(&["verify", "--commit", &base]).code(64);
+}

@@ -110,29 +110,69 @@ pub(super) fn cmd_report(a: ReportArgs) -> Result<Outcome> {
 pub(super) fn cmd_verify(a: VerifyArgs) -> Result<Outcome> {
     let could_not = "verify could not run; completion remains blocked";
     let store = Store::discover().map_err(|e| e.context(could_not))?;
-    let sprint =
-        crate::contract::resolve_sprint(&store, a.sprint).map_err(|e| e.context(could_not))?;
-    let commit = match &a.commit {
-        Some(rev) => store
-            .resolve_commit(rev)
-            .map_err(|e| e.context(could_not))?,
-        None => store.head_commit()?.ok_or_else(|| {
-            Error::refused(format!("{could_not}: there is no commit to judge yet"))
-        })?,
-    };
-    let report = crate::evidence::verify::verify(&store, &sprint, commit, a.rerun)
-        .map_err(|e| e.context(could_not))?;
+    let (commit, since) =
+        super::gate::judged_commit(&store, a.commit.as_deref(), a.since.as_deref())
+            .map_err(|e| e.context(could_not))?;
+    let named = a.commit.is_some() || since.is_some();
+    let (sprints, from_commits) =
+        crate::contract::resolve_for_commit(&store, a.sprint, named.then_some(commit), since)
+            .map_err(|e| e.context(could_not))?;
+    let mut reports = Vec::new();
+    for sprint in &sprints {
+        reports.push(
+            crate::evidence::verify::verify(&store, sprint, commit, a.rerun)
+                .map_err(|e| e.context(could_not))?,
+        );
+    }
     if let Some(path) = &a.junit {
-        crate::store::atomic_write(path, crate::evidence::verify::junit(&report).as_bytes())?;
+        let docs: Vec<String> = reports.iter().map(crate::evidence::verify::junit).collect();
+        crate::store::atomic_write(path, junit_suites(&docs).as_bytes())?;
     }
-    if a.json {
-        crate::cli::print_json(&report)?;
+    let done = reports.iter().all(|r| r.done);
+    if a.json && from_commits {
+        // One entry per sprint the commits name.
+        crate::cli::print_json(&json!({
+            "schema": "rails-verify-list/v1",
+            "commit": commit.to_string(),
+            "done": done,
+            "sprints": reports,
+        }))?;
     } else {
-        out!("{}", crate::evidence::verify::render(&report));
+        for report in &reports {
+            if a.json {
+                crate::cli::print_json(report)?;
+            } else {
+                out!("{}", crate::evidence::verify::render(report));
+            }
+        }
     }
-    Ok(if report.done {
-        Outcome::Ok
-    } else {
-        Outcome::Blocked
-    })
+    // The worst of them: blocked when any is.
+    Ok(if done { Outcome::Ok } else { Outcome::Blocked })
+}
+
+/// One JUnit document holding one suite per sprint: each sprint's document's `<testsuite>`
+/// under one `<testsuites>` (one document is written as it is).
+fn junit_suites(docs: &[String]) -> String {
+    if let [one] = docs {
+        return one.clone();
+    }
+    let attr = |doc: &str, name: &str| -> usize {
+        doc.split_once(&format!(" {name}=\""))
+            .and_then(|(_, rest)| rest.split('"').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    let (mut tests, mut failures) = (0, 0);
+    let mut suites = String::new();
+    for d in docs {
+        tests += attr(d, "tests");
+        failures += attr(d, "failures");
+        if let (Some(start), Some(end)) = (d.find("  <testsuite "), d.rfind("</testsuite>")) {
+            suites.push_str(&d[start..end + "</testsuite>".len()]);
+            suites.push('\n');
+        }
+    }
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rails verify\" tests=\"{tests}\" failures=\"{failures}\">\n{suites}</testsuites>\n"
+    )
 }
