@@ -721,7 +721,10 @@ fn agent_stop_exit_codes() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("still has unproven criteria"), "{err}");
     assert!(err.contains("git rails evidence red S c1"), "{err}");
-    assert_eq!(run("not json").0, 65);
+    // A malformed event cannot be judged: refused as Claude Code understands it (exit 2).
+    let (code, err) = run("not json");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("stdin is not a hook event"), "{err}");
     prove(&repo);
     assert_eq!(run(event).0, 0);
     repo.git(&["config", "--unset", "branch.main.railsSprint"]);

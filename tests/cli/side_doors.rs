@@ -269,3 +269,170 @@ fn ci_judges_the_sprints_the_commits_name_without_a_binding() {
     );
     repo.rails(&["verify", "--commit", &base]).code(64);
 }
+
+/// A Claude Code hook event of `session` with `cwd`.
+fn event(session: &str, name: &str, cwd: &std::path::Path) -> serde_json::Value {
+    serde_json::json!({"session_id": session, "cwd": cwd.display().to_string(),
+        "hook_event_name": name, "stop_hook_active": false,
+        "transcript_path": "/tmp/t.jsonl"})
+}
+
+#[test]
+fn an_agent_session_is_judged_where_it_is_held_whatever_folder_an_event_names() {
+    use crate::hooks::agent_hook;
+    let (repo, _remote) = repo_with_remote();
+    let here = repo.path().to_path_buf();
+    let (code, err) = agent_hook(&repo, &here, &event("s1", "Stop", &here));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("S v1 still has unproven criteria"), "{err}");
+    // The attack: an event from a fresh repository nested in the work tree.
+    repo.git(&["init", "-q", "scratch"]);
+    let nested = here.join("scratch");
+    let (code, err) = agent_hook(&repo, &nested, &event("s1", "Stop", &nested));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("S v1 still has unproven criteria"), "{err}");
+    assert!(err.contains("git rails evidence red S c1"), "{err}");
+    // And one from outside any repository.
+    let outside = tempfile::tempdir().unwrap();
+    let (code, err) = agent_hook(&repo, outside.path(), &event("s1", "Stop", outside.path()));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("S v1 still has unproven criteria"), "{err}");
+    // A subagent's stop is not gated: the parent's Stop holds the turn.
+    let (code, err) = agent_hook(&repo, &here, &event("s1", "SubagentStop", &here));
+    assert_eq!(code, 0, "{err}");
+    // A session never seen in a rails repository is not held.
+    let (code, err) = agent_hook(&repo, outside.path(), &event("s9", "Stop", outside.path()));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("not held"), "{err}");
+    let (code, err) = agent_hook(&repo, &nested, &event("s9", "Stop", &nested));
+    assert_eq!(code, 0, "{err}");
+    // A held session whose repository cannot be read any more: refused with the reason.
+    let state = repo
+        .home
+        .path()
+        .join(".local/state/git-rails/sessions/s1.json");
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    assert_eq!(kept["sprints"], serde_json::json!(["S"]), "{kept}");
+    let mut moved = kept.clone();
+    moved["repo"] = serde_json::json!(outside.path().join("gone").display().to_string());
+    std::fs::write(&state, moved.to_string()).unwrap();
+    let (code, err) = agent_hook(&repo, &here, &event("s1", "Stop", &here));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot be read"), "{err}");
+    std::fs::write(&state, "{ not a session").unwrap();
+    let (code, err) = agent_hook(&repo, &here, &event("s1", "Stop", &here));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("does not read"), "{err}");
+}
+
+#[test]
+fn a_session_held_at_its_start_keeps_its_sprint_on_a_new_branch() {
+    use crate::hooks::agent_hook;
+    let (repo, _remote) = repo_with_remote();
+    let here = repo.path().to_path_buf();
+    // SessionStart holds the session to the repository and the bound sprint; it never blocks.
+    let (code, err) = agent_hook(&repo, &here, &event("s2", "SessionStart", &here));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("session s2 is held to"), "{err}");
+    // The attack: in the first turn, a new branch (no binding), one commit, Stop.
+    repo.git(&["switch", "-q", "-c", "x"]);
+    repo.git(&["commit", "-q", "--allow-empty", "-m", "on x"]);
+    let (code, err) = agent_hook(&repo, &here, &event("s2", "Stop", &here));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("S v1 still has unproven criteria"), "{err}");
+    // Without SessionStart, a Bash call the guard lets through holds the session too.
+    repo.git(&["switch", "-q", "main"]);
+    let mut cmd = repo.command("git-rails");
+    let mut call = event("s3", "PreToolUse", &here);
+    call["tool_name"] = serde_json::json!("Bash");
+    call["tool_input"] = serde_json::json!({"command": "git switch -c y"});
+    let run = pipe(
+        &mut cmd,
+        &["agent", "hook", "pre-tool-use"],
+        &call.to_string(),
+    );
+    run.ok();
+    repo.git(&["switch", "-q", "-c", "y"]);
+    repo.git(&["commit", "-q", "--allow-empty", "-m", "on y"]);
+    let (code, err) = agent_hook(&repo, &here, &event("s3", "Stop", &here));
+    assert_eq!(code, 2, "{err}");
+    // Proven: the session's Stop passes.
+    repo.git(&["switch", "-q", "main"]);
+    prove(&repo);
+    let (code, err) = agent_hook(&repo, &here, &event("s3", "Stop", &here));
+    assert_eq!(code, 0, "{err}");
+}
+
+fn pipe(cmd: &mut std::process::Command, args: &[&str], input: &str) -> Run {
+    use std::io::Write;
+    let mut child = cmd
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    Run::of_child(child)
+}
+
+#[test]
+fn the_guard_keeps_the_session_store_and_the_installed_hooks_fail_closed() {
+    let (repo, _remote) = repo_with_remote();
+    let here = repo.path().to_path_buf();
+    let store = repo
+        .home
+        .path()
+        .join(".local/state/git-rails/sessions/s1.json");
+    let store = store.display().to_string();
+    for (tool, input) in [
+        (
+            "Bash",
+            serde_json::json!({"command": format!("rm {store}")}),
+        ),
+        (
+            "Bash",
+            serde_json::json!({"command": format!("echo {{}} > {store}")}),
+        ),
+        (
+            "Write",
+            serde_json::json!({"file_path": store, "content": "{}"}),
+        ),
+        (
+            "Edit",
+            serde_json::json!({"file_path": store, "old_string": "S", "new_string": "T"}),
+        ),
+    ] {
+        let mut call = event("s1", "PreToolUse", &here);
+        call["tool_name"] = serde_json::json!(tool);
+        call["tool_input"] = input;
+        let run = pipe(
+            &mut repo.command("git-rails"),
+            &["agent", "hook", "pre-tool-use"],
+            &call.to_string(),
+        );
+        run.code(2);
+        assert!(run.stderr.contains("session store"), "{tool}: {run}");
+    }
+    // The installed hook commands make any failure exit 2, a missing git-rails included.
+    repo.rails(&["agent", "setup", "claude"]).ok();
+    let settings: serde_json::Value =
+        serde_json::from_str(&repo.read(".claude/settings.json")).unwrap();
+    for hook in ["Stop", "PreToolUse", "SessionStart"] {
+        let command = settings["hooks"][hook][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(command.ends_with("|| exit 2"), "{hook}: {command}");
+        let mut sh = repo.program("sh");
+        sh.args(["-c", &command]).env("PATH", "/usr/bin:/bin");
+        let run = pipe(&mut sh, &[], &event("s1", hook, &here).to_string());
+        run.code(2);
+    }
+}

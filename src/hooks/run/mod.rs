@@ -355,7 +355,7 @@ mod pre_receive;
 mod pushed_records;
 pub mod pushed_secrets;
 
-pub use agent_stop::{agent_stop, event_cwd};
+pub use agent_stop::{agent_hold, agent_stop, event_cwd};
 pub use commit_msg::commit_msg;
 pub use pre_push::pre_push;
 pub use pre_receive::pre_receive;
