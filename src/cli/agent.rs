@@ -168,11 +168,7 @@ fn pre_tool_use() -> Result<Outcome> {
     })?;
     // Every call the hook sees holds the session where it works (its sprints grow), so a
     // branch switched to in the session's first turn does not escape its Stop.
-    let cwd = std::env::current_dir().ok();
     crate::hooks::run::agent_hold(&text);
-    if let Some(dir) = cwd {
-        let _ = std::env::set_current_dir(dir);
-    }
     // Edit and Write (and their kin) touch files by path: the rails state and the agent
     // session store are written only by the tools.
     let tool = event["tool_name"].as_str().unwrap_or_default();

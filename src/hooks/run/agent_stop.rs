@@ -69,12 +69,10 @@ fn is_rails_repository(store: &Store) -> Result<bool> {
 
 /// The repository an event names (its `cwd`, else the current directory), if it is one.
 fn repository_of(ev: &AgentEvent) -> Option<Store> {
-    let dir = match ev.cwd.as_deref().filter(|c| !c.is_empty()) {
-        Some(c) => std::path::PathBuf::from(c),
-        None => std::env::current_dir().ok()?,
-    };
-    std::env::set_current_dir(&dir).ok()?;
-    Store::discover().ok()
+    match ev.cwd.as_deref().filter(|c| !c.is_empty()) {
+        Some(c) => Store::discover_from(std::path::Path::new(c)).ok(),
+        None => Store::discover().ok(),
+    }
 }
 
 /// `agent-stop`: a Claude Code Stop or PreToolUse hook. Exit 2 with the gate's report while a
