@@ -51,7 +51,7 @@ fn a_commit_without_the_trailer_on_a_bound_branch_is_judged_by_the_binding() {
     assert!(
         out.stderr
             .contains("push of refs/heads/main refused: S v1 is not done at")
-            && out.stderr.contains("owed through the binding of main"),
+            && out.stderr.contains("owed by main's binding"),
         "{out}"
     );
     let short = &head(&repo)[..7];
@@ -183,10 +183,7 @@ fn the_destination_branchs_binding_judges_a_push_from_an_unbound_branch() {
             .contains("refs/heads/tmp to refs/heads/main refused: S v1 is not done"),
         "{out}"
     );
-    assert!(
-        out.stderr.contains("owed through the binding of main"),
-        "{out}"
-    );
+    assert!(out.stderr.contains("owed by main's binding"), "{out}");
     assert_eq!(remote_ref(remote.path(), "refs/heads/main"), published);
 }
 

@@ -307,7 +307,7 @@ fn judge_update(
         } else {
             blocked = true;
             out.say(format!(
-                "git-rails: {what} refused: {} {} is not done at {short} ({} step{} missing; owed through {})",
+                "git-rails: {what} refused: {} {} is not done at {short} ({} step{} missing; owed by {})",
                 sprint,
                 report.version,
                 report.missing.len(),

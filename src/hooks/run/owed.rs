@@ -138,17 +138,17 @@ pub(super) fn owed(
     Ok(out)
 }
 
-/// Where a sprint came from, in words: "a trailer, the binding of main".
+/// Where a sprint came from, in words: "a trailer and main's binding".
 pub(super) fn describe(sources: &[Source]) -> String {
     let words: Vec<String> = sources
         .iter()
         .map(|s| match s {
-            Source::Trailer => "a `Rails-Sprint:` trailer".to_string(),
-            Source::Binding(b) => format!("the binding of {b}"),
-            Source::Owes => "the signing policy's `owes`".to_string(),
+            Source::Trailer => "a trailer".to_string(),
+            Source::Binding(b) => format!("{b}'s binding"),
+            Source::Owes => "the signing policy".to_string(),
         })
         .collect();
-    words.join(", ")
+    words.join(" and ")
 }
 
 fn add(out: &mut Owed, sprint: &str, source: Source) {
