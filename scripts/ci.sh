@@ -6,7 +6,9 @@
 #
 #   sh scripts/ci.sh install <root>                  build and install both tools into <root>
 #   sh scripts/ci.sh fetch [<remote>]                fetch the records (refs/rails, refs/spar, notes)
-#   sh scripts/ci.sh verify <out> <commit> [<sprint>]   re-run the sprint's proof; JUnit + HTML
+#   sh scripts/ci.sh verify <out> <commit> [<sprint>] [<base>]   re-run the proof of the sprint
+#                                                    given, else of every sprint the commit (or
+#                                                    the commits after <base>) names; JUnit + HTML
 #   sh scripts/ci.sh review <out> <commit> <series> [required|optional]   the spar gate over every
 #                                                    round of the series; SARIF, markdown, HTML
 #   sh scripts/ci.sh finish <out>                    exit non-zero when a gate blocked
@@ -51,23 +53,42 @@ verify)
   out=${1:?verify: the output folder}
   commit=${2:?verify: the commit to judge}
   sprint=${3:-}
+  base=${4:-}
   mkdir -p "$out"
   git rev-parse -q --verify "$commit^{commit}" >/dev/null ||
     die "$commit is not a commit of this clone (check out with the whole history: fetch-depth 0, GIT_DEPTH 0)"
-  if [ -z "$sprint" ]; then
-    # The sprint the commit names: the trailer the commit-msg hook adds while a branch is bound.
-    sprint=$(git log -1 --format='%(trailers:key=Rails-Sprint,valueonly)' "$commit" | sed -n 1p)
+  # The sprints: the one given, else every sprint the commit names in a Rails-Sprint trailer
+  # (the commit-msg hook adds it on a bound branch), or with a base (a pull request's) every
+  # sprint the commits after it name: git rails finds them from the commits itself.
+  set --
+  if [ -n "$sprint" ]; then
+    set -- "$sprint"
+  elif [ -n "$base" ]; then
+    set -- --since "$base"
   fi
-  if [ -z "$sprint" ]; then
-    say "no sprint: $commit has no Rails-Sprint trailer and none was given (the action's \`sprint\` input, the template's RAILS_SPRINT)"
+  say "git rails verify${*:+ $*} --rerun --commit $commit"
+  code=0
+  git rails verify "$@" --rerun --commit "$commit" --junit "$out/rails-verify.xml" || code=$?
+  if [ "$code" = 64 ]; then
+    say "no sprint: nothing after ${base:-the base} up to $commit names one in a Rails-Sprint trailer and none was given (the action's \`sprint\` input, the template's RAILS_SPRINT)"
     echo 1 >"$out/rails.code"
     exit 0
   fi
-  say "git rails verify $sprint --rerun --commit $commit"
-  code=0
-  git rails verify "$sprint" --rerun --commit "$commit" --junit "$out/rails-verify.xml" || code=$?
-  git rails gate "$sprint" --commit "$commit" --format markdown >"$out/rails-gate.md" || true
-  git rails report "$sprint" --commit "$commit" --html "$out/rails-report.html" || true
+  git rails gate "$@" --commit "$commit" --format markdown >"$out/rails-gate.md" || true
+  # The HTML report is one sprint's: rails-report.html for the first, rails-report-<sprint>.html
+  # for each further one.
+  if [ -n "$sprint" ]; then
+    sprints=$sprint
+  elif [ -n "$base" ]; then
+    sprints=$(git log --format='%(trailers:key=Rails-Sprint,valueonly)' "$base..$commit" | sed '/^$/d' | sort -u)
+  else
+    sprints=$(git log -1 --format='%(trailers:key=Rails-Sprint,valueonly)' "$commit" | sed '/^$/d' | sort -u)
+  fi
+  file=rails-report.html
+  for s in $sprints; do
+    git rails report "$s" --commit "$commit" --html "$out/$file" || true
+    file=rails-report-$s.html
+  done
   echo "$code" >"$out/rails.code"
   ;;
 

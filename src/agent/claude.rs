@@ -21,10 +21,15 @@ use serde_json::{json, Map, Value};
 use super::{change, read, FileAction, Plan, Scope};
 use crate::error::{Error, Result};
 
-/// What the Stop hook runs: the gate for the session's sprint (`git rails hook agent-stop`).
-pub const STOP_COMMAND: &str = "git rails hook agent-stop";
-/// What the PreToolUse hook on Bash runs.
-pub const PRE_TOOL_COMMAND: &str = "git rails agent hook pre-tool-use";
+/// What the Stop hook runs: the gate for the session's sprints (`git rails hook agent-stop`).
+/// Claude Code blocks only on exit 2, so any other failure (a missing `git-rails` included)
+/// is made 2: the hook fails closed.
+pub const STOP_COMMAND: &str = "git rails hook agent-stop || exit 2";
+/// What the PreToolUse hook on Bash and the file-editing tools runs (fails closed alike).
+pub const PRE_TOOL_COMMAND: &str = "git rails agent hook pre-tool-use || exit 2";
+/// The tools the PreToolUse hook is asked about: Bash, and the tools that write a file by path
+/// (the guard refuses those that touch the rails state or the agent session store).
+pub const PRE_TOOL_MATCHER: &str = "Bash|Edit|Write|MultiEdit|NotebookEdit";
 /// The permission rule that allows every tool of the rails server.
 pub const ALLOW: &str = "mcp__rails";
 
@@ -267,7 +272,13 @@ fn edit_servers(
 }
 
 /// The hooks setup adds: (event, matcher, command, what it is for).
-const HOOKS: [(&str, Option<&str>, &str, &str); 2] = [
+const HOOKS: [(&str, Option<&str>, &str, &str); 3] = [
+    (
+        "SessionStart",
+        None,
+        STOP_COMMAND,
+        "the SessionStart hook (holds the session to this repository and its sprints)",
+    ),
     (
         "Stop",
         None,
@@ -276,7 +287,7 @@ const HOOKS: [(&str, Option<&str>, &str, &str); 2] = [
     ),
     (
         "PreToolUse",
-        Some("Bash"),
+        Some(PRE_TOOL_MATCHER),
         PRE_TOOL_COMMAND,
         "the PreToolUse hook on Bash (no --no-verify, no hand-written records, the gate \
          before a push)",

@@ -109,6 +109,23 @@ fn names_rails_state(w: &str) -> bool {
         || w.ends_with(".git/hooks")
         || w.contains("rails/cache/")
         || w.contains("spar/cache/")
+        || names_session_store(w)
+}
+
+/// A path into the agent session store (`$XDG_STATE_HOME/git-rails/sessions/`): a session
+/// written or removed by hand would let the agent choose what holds it.
+fn names_session_store(w: &str) -> bool {
+    w.contains("git-rails/sessions") || w.ends_with("git-rails") && w.contains("state")
+}
+
+/// Why an Edit or Write of `path` is refused (the rails state, the hook scripts, the session
+/// store), or None.
+pub fn edit_refused(path: &str) -> Option<String> {
+    names_rails_state(path).then(|| {
+        "the hook scripts, what git rails and git spar keep under .git/rails and .git/spar, and \
+         the agent session store are written only by those tools; leave them as they are"
+            .to_string()
+    })
 }
 
 /// Programs that only read the files they are given.
@@ -178,9 +195,9 @@ fn one(words: &[String]) -> Verdict {
     let rest = &words[i + 1..];
     if writes_rails_state(base, rest) {
         return Verdict::Block(
-            "the hook scripts and what git rails and git spar keep under .git/rails and .git/spar \
-             (their cached verdicts, replays and memos) are written only by those tools; \
-             leave them as they are"
+            "the hook scripts, what git rails and git spar keep under .git/rails and .git/spar \
+             (their cached replays and memos) and the agent session store \
+             (git-rails/sessions) are written only by those tools; leave them as they are"
                 .to_string(),
         );
     }

@@ -166,7 +166,21 @@ fn pre_tool_use() -> Result<Outcome> {
             "pre-tool-use: stdin is not a hook event (JSON): {e}"
         ))
     })?;
-    if event["tool_name"] != "Bash" {
+    // Every call the hook sees holds the session where it works (its sprints grow), so a
+    // branch switched to in the session's first turn does not escape its Stop.
+    crate::hooks::run::agent_hold(&text);
+    // Edit and Write (and their kin) touch files by path: the rails state and the agent
+    // session store are written only by the tools.
+    let tool = event["tool_name"].as_str().unwrap_or_default();
+    if tool != "Bash" {
+        for key in ["file_path", "notebook_path", "path"] {
+            if let Some(path) = event["tool_input"][key].as_str() {
+                if let Some(reason) = guard::edit_refused(path) {
+                    eprintln!("git-rails: blocked: {tool} {path}: {reason}");
+                    return Ok(Outcome::Blocked);
+                }
+            }
+        }
         return Ok(Outcome::Ok);
     }
     let Some(command) = event["tool_input"]["command"].as_str() else {
@@ -179,19 +193,8 @@ fn pre_tool_use() -> Result<Outcome> {
             Ok(Outcome::Blocked)
         }
         guard::Verdict::Publish(what) => {
-            if let Some(dir) = crate::hooks::run::event_cwd(&text) {
-                std::env::set_current_dir(&dir).map_err(|e| {
-                    Error::refused(format!(
-                        "pre-tool-use: the event's cwd {} cannot be entered: {e}",
-                        dir.display()
-                    ))
-                })?;
-            }
-            // Outside a repository there is no gate to ask.
-            let Ok(store) = Store::discover() else {
-                return Ok(Outcome::Ok);
-            };
-            let result = crate::hooks::run::agent_stop(&store, &text)?;
+            // The session is judged where it is held, whatever folder the event names.
+            let result = crate::hooks::run::agent_stop(&text);
             if result.code == 2 {
                 eprintln!(
                     "git-rails: blocked: {what} publishes the work, and the gate does not pass yet"

@@ -11,6 +11,7 @@ pub mod confine;
 pub mod generate;
 pub mod junit;
 pub mod merge;
+mod named;
 pub mod pinned;
 pub mod schema;
 mod sprint;
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Context, Error, Result};
 use crate::store::{self, refs, CommitInfo, ObjectId, Store};
+pub use named::{named_by, resolve_for_commit};
 use schema::{Contract, Problem};
 pub use sprint::SprintId;
 

@@ -1,11 +1,14 @@
 //! What `agent-stop` remembers about an agent's session, and the record it leaves when a
 //! session ends its turn with its sprint unproven.
 //!
-//! A session's state lives under the common git dir (`rails/agent-sessions/<id>.json`): it is
-//! about this machine's agent, never pushed. Once a session was blocked on a sprint it keeps
-//! being judged on that sprint whatever branch HEAD is on, until the sprint is done. The
-//! record of an ended turn is a commit on `refs/rails/agent-stops/<sprint>`, which `status`,
-//! `gate --json` and the hooks read.
+//! A session is kept by its `session_id` under `$XDG_STATE_HOME/git-rails/sessions/` (else
+//! `~/.local/state/git-rails/sessions/`), outside every repository: the hooks judge the
+//! session, not the folder an event names. Its repository is fixed at the first event of the
+//! session seen inside a rails repository, and its sprints only grow: every sprint bound or
+//! named there during the session joins it. A later event is judged there whatever its `cwd`
+//! (a fresh nested repository, a folder outside any) or branch. The PreToolUse guard refuses
+//! commands and edits that touch these files. The record of an ended turn is a commit on
+//! `refs/rails/agent-stops/<sprint>`, which `status`, `gate --json` and the hooks read.
 
 use serde::{Deserialize, Serialize};
 
@@ -21,20 +24,41 @@ pub const STOPS: &str = refs::AGENT_STOPS;
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Session {
-    /// The sprint the session was blocked on.
-    pub sprint: String,
+    /// The repository the session is held to (its work tree, or git dir when bare).
+    pub repo: String,
+    /// Every sprint bound or named there during the session, in the order they joined.
+    pub sprints: Vec<String>,
     /// Stops blocked in a row with nothing moved.
     pub blocks: u32,
-    /// What "nothing moved" compares: the sprint's evidence tip and the tracked tree at the
-    /// last block.
+    /// What "nothing moved" compares: the unproven sprints' evidence tips and the tracked
+    /// tree at the last block.
     #[serde(default)]
-    pub evidence_tip: Option<String>,
+    pub evidence_tips: Vec<Option<String>>,
     #[serde(default)]
     pub tree: Option<String>,
 }
 
+/// The folder sessions are kept in: `$XDG_STATE_HOME/git-rails/sessions`, else
+/// `$HOME/.local/state/git-rails/sessions` (an unset or relative `XDG_STATE_HOME` is ignored,
+/// as its specification says).
+pub fn sessions_dir() -> Result<std::path::PathBuf> {
+    let base = match std::env::var_os("XDG_STATE_HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute())
+    {
+        Some(d) => d,
+        None => std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(|h| std::path::PathBuf::from(h).join(".local").join("state"))
+            .ok_or_else(|| {
+                Error::refused("agent-stop: neither XDG_STATE_HOME nor HOME is set, so sessions cannot be kept")
+            })?,
+    };
+    Ok(base.join("git-rails").join("sessions"))
+}
+
 /// A session id as a file name: letters, digits, '-', '_' and '.', else refused.
-fn session_file(store: &Store, id: &str) -> Result<std::path::PathBuf> {
+fn session_file(id: &str) -> Result<std::path::PathBuf> {
     let ok = !id.is_empty()
         && id.len() <= 200
         && !id.starts_with('.')
@@ -46,38 +70,32 @@ fn session_file(store: &Store, id: &str) -> Result<std::path::PathBuf> {
             "agent-stop: session_id {id:?} must be letters, digits, '-', '_' and '.'"
         )));
     }
-    Ok(store
-        .common_dir()
-        .join("rails")
-        .join("agent-sessions")
-        .join(format!("{id}.json")))
+    Ok(sessions_dir()?.join(format!("{id}.json")))
 }
 
-pub fn load(store: &Store, id: &str) -> Result<Option<Session>> {
-    let path = session_file(store, id)?;
+/// The kept session `id`, or None when it was never held. A file that does not read as a
+/// session is an error: a held session is never silently let go.
+pub fn load(id: &str) -> Result<Option<Session>> {
+    let path = session_file(id)?;
     match std::fs::read(&path) {
-        Ok(b) => Ok(serde_json::from_slice(&b).ok()),
+        Ok(b) => serde_json::from_slice(&b).map(Some).map_err(|e| {
+            Error::refused(format!(
+                "agent-stop: the kept session {} does not read ({e})",
+                path.display()
+            ))
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::internal(format!("reading {}: {e}", path.display()))),
     }
 }
 
-pub fn save(store: &Store, id: &str, s: &Session) -> Result<()> {
-    let path = session_file(store, id)?;
+pub fn save(id: &str, s: &Session) -> Result<()> {
+    let path = session_file(id)?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).ctx(format!("creating {}", dir.display()))?;
     }
     let bytes = serde_json::to_vec_pretty(s).ctx("writing the session state")?;
     crate::store::atomic_write(&path, &bytes)
-}
-
-pub fn forget(store: &Store, id: &str) -> Result<()> {
-    let path = session_file(store, id)?;
-    match std::fs::remove_file(&path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::internal(format!("removing {}: {e}", path.display()))),
-    }
 }
 
 /// One turn an agent ended with its sprint unproven.

@@ -155,6 +155,18 @@ impl Store {
         Ok(Store::from_repo(repo))
     }
 
+    /// Opens the repository `dir` is in, discovering upwards from it as git does (an agent's
+    /// hook event names its folder; the process's own directory is left as it is).
+    pub fn discover_from(dir: &Path) -> Result<Store> {
+        let repo = gix::discover(dir).map_err(|e| {
+            Error::refused(format!(
+                "{} is not in a git repository ({e:#})",
+                dir.display()
+            ))
+        })?;
+        Ok(Store::from_repo(repo))
+    }
+
     /// Opens the repository at `path` (used by tests and benchmarks).
     pub fn open(path: &Path) -> Result<Store> {
         let repo = gix::open(path).ctx(format!("opening {}", path.display()))?;

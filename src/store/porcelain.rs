@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 
-use crate::error::{Context, Result};
+use crate::error::{Context, Error, Result};
 
 use super::{ObjectId, Store};
 
@@ -59,6 +59,18 @@ impl Store {
             .git(&["log", "--all", "--format=%H", "-1", "--", path])
             .unwrap_or_default();
         !out.trim().is_empty()
+    }
+
+    /// The commits reachable from `tip` and not from `base`, as `git rev-list base..tip` lists
+    /// them (newest first).
+    pub fn commits_between(&self, base: ObjectId, tip: ObjectId) -> Result<Vec<ObjectId>> {
+        let out = self.git(&["rev-list", &format!("{base}..{tip}")])?;
+        out.lines()
+            .map(|l| {
+                ObjectId::from_hex(l.trim().as_bytes())
+                    .map_err(|e| Error::internal(format!("git rev-list printed {l:?}: {e}")))
+            })
+            .collect()
     }
 
     /// The commits a branch, tag or remote-tracking ref holds (what `git gc` keeps), as hex;

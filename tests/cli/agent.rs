@@ -72,13 +72,13 @@ fn claude_setup_merges_into_the_users_files_and_a_second_run_changes_nothing() {
         s["hooks"]["Stop"],
         json!([
             {"hooks": [{"type": "command", "command": "./notify.sh"}]},
-            {"hooks": [{"type": "command", "command": "git rails hook agent-stop"}]}
+            {"hooks": [{"type": "command", "command": "git rails hook agent-stop || exit 2"}]}
         ])
     );
     assert_eq!(
         s["hooks"]["PreToolUse"],
-        json!([{"matcher": "Bash", "hooks": [{"type": "command",
-            "command": "git rails agent hook pre-tool-use"}]}])
+        json!([{"matcher": "Bash|Edit|Write|MultiEdit|NotebookEdit", "hooks": [{"type": "command",
+            "command": "git rails agent hook pre-tool-use || exit 2"}]}])
     );
     assert_eq!(s["hooks"]["PostToolUse"][0]["matcher"], "Edit");
     assert_eq!(s["env"], json!({"A": "1"}));
@@ -102,7 +102,7 @@ fn dry_run_shows_the_change_as_a_diff_and_writes_nothing() {
         .stdout_has("--- a/.mcp.json\n+++ b/.mcp.json\n")
         .stdout_has("+    \"rails\": {")
         .stdout_has("--- a/.claude/settings.json\n+++ b/.claude/settings.json\n")
-        .stdout_has("+            \"command\": \"git rails hook agent-stop\"")
+        .stdout_has("+            \"command\": \"git rails hook agent-stop || exit 2\"")
         .stdout_has("dry run: nothing was written");
     assert_eq!(
         (repo.read(".mcp.json"), repo.read(".claude/settings.json")),

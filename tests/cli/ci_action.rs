@@ -350,7 +350,7 @@ fn the_actions_steps_judge_a_fresh_clone_on_a_bare_runner() {
         "the runner must have no git identity:\n{commit}"
     );
 
-    let (ran, listed) = runner.run_action(&work, &[("commit", &head)]);
+    let (ran, listed) = runner.run_action(&work, &[("commit", &head), ("base", "")]); // a push: no pull request base
     let names: Vec<&str> = ran.iter().map(|(n, _)| n.as_str()).collect();
     for (name, out) in &ran {
         assert_eq!(out.code, 0, "step {name:?} failed:\n{out}");
@@ -381,13 +381,18 @@ fn the_actions_steps_judge_a_fresh_clone_on_a_bare_runner() {
         ran[2]
             .1
             .stderr
-            .contains("git rails verify SPRINT-001 --rerun"),
+            .contains("git rails verify --rerun --commit"),
         "{}",
         ran[2].1
     );
     assert_eq!(read("rails.code").trim(), "0");
     assert_eq!(read("spar.code").trim(), "0");
     assert!(read("rails-verify.xml").contains("<testsuite"), "JUnit");
+    // git rails found the sprint from the commit itself.
+    assert!(
+        read("rails-verify.xml").contains("rails verify SPRINT-001"),
+        "JUnit of the sprint the commit names"
+    );
     assert!(
         read("spar.sarif").contains("\"version\": \"2.1.0\""),
         "SARIF"
@@ -438,7 +443,10 @@ fn the_action_fails_the_job_when_a_gate_blocks() {
         "work",
     ]))
     .ok();
-    let (ran, _) = runner.run_action(&work, &[("commit", &before), ("sprint", "SPRINT-001")]);
+    let (ran, _) = runner.run_action(
+        &work,
+        &[("commit", &before), ("sprint", "SPRINT-001"), ("base", "")],
+    );
     let (last, out) = ran.last().unwrap();
     assert_eq!(last, "fail when a gate blocked");
     assert_eq!(out.code, 1, "{out}");

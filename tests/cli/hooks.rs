@@ -721,7 +721,10 @@ fn agent_stop_exit_codes() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("still has unproven criteria"), "{err}");
     assert!(err.contains("git rails evidence red S c1"), "{err}");
-    assert_eq!(run("not json").0, 65);
+    // A malformed event cannot be judged: refused as Claude Code understands it (exit 2).
+    let (code, err) = run("not json");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("stdin is not a hook event"), "{err}");
     prove(&repo);
     assert_eq!(run(event).0, 0);
     repo.git(&["config", "--unset", "branch.main.railsSprint"]);
@@ -809,7 +812,10 @@ fn a_push_to_a_protected_ref_is_judged_by_its_commits_whatever_the_branch_is_cal
         r.git(&["config", "rails.protect", "refs/heads/main"]);
         r.git(&["config", "rails.requireSprint", "true"]);
     }
-    // The attack: an unbound branch, a commit without a trailer, pushed onto main.
+    // The attack: an unbound branch, a commit without a trailer, pushed onto main. (Bound
+    // here, main's binding would judge it too: `side_doors` tries that; this is the push that
+    // names no sprint from anywhere.)
+    repo.git(&["config", "--unset", "branch.main.railsSprint"]);
     repo.git(&["checkout", "-q", "-b", "tmp"]);
     git_with_path(
         &repo,

@@ -35,6 +35,7 @@ mod readme;
 mod real_cli;
 mod real_mcp;
 mod real_spar;
+mod side_doors;
 mod spar_fixture;
 mod spar_presets;
 mod spar_report;

@@ -593,7 +593,7 @@ fn hook_input() {
             let results = [
                 ("pre-push", run::pre_push(&store, "origin", &t)),
                 ("pre-receive", run::pre_receive(&store, &t)),
-                ("agent-stop", run::agent_stop(&store, &t)),
+                ("agent-stop", Ok(run::agent_stop(&t))),
                 ("commit-msg", {
                     std::fs::write(&msg, input).expect("write");
                     run::commit_msg(&store, &msg)

@@ -115,16 +115,13 @@ pub(super) fn cmd_report(a: ReportArgs) -> Result<Outcome> {
 pub(super) fn cmd_verify(a: VerifyArgs) -> Result<Outcome> {
     let could_not = "verify could not run; completion remains blocked";
     let store = Store::discover().map_err(|e| e.context(could_not))?;
-    let sprint =
-        crate::contract::resolve_sprint(&store, a.sprint).map_err(|e| e.context(could_not))?;
-    let commit = match &a.commit {
-        Some(rev) => store
-            .resolve_commit(rev)
-            .map_err(|e| e.context(could_not))?,
-        None => store.head_commit()?.ok_or_else(|| {
-            Error::refused(format!("{could_not}: there is no commit to judge yet"))
-        })?,
-    };
+    let (commit, since) =
+        super::gate::judged_commit(&store, a.commit.as_deref(), a.since.as_deref())
+            .map_err(|e| e.context(could_not))?;
+    let named = a.commit.is_some() || since.is_some();
+    let (sprints, from_commits) =
+        crate::contract::resolve_for_commit(&store, a.sprint, named.then_some(commit), since)
+            .map_err(|e| e.context(could_not))?;
     let source = match &a.policy_from {
         Some(rev) => crate::policy::Source::At(
             store
@@ -134,22 +131,71 @@ pub(super) fn cmd_verify(a: VerifyArgs) -> Result<Outcome> {
         None => crate::policy::Source::Clone,
     };
     let policy = crate::policy::Policy::load(&store, source).map_err(|e| e.context(could_not))?;
-    let mut report = crate::evidence::verify::verify(&store, &sprint, commit, a.rerun)
-        .map_err(|e| e.context(could_not))?;
-    crate::evidence::verify::judge_signer(&store, &mut report, policy.as_ref())
-        .map_err(|e| e.context(could_not))?;
+    let mut reports = Vec::new();
+    for sprint in &sprints {
+        let mut report = crate::evidence::verify::verify(&store, sprint, commit, a.rerun)
+            .map_err(|e| e.context(could_not))?;
+        crate::evidence::verify::judge_signer(&store, &mut report, policy.as_ref())
+            .map_err(|e| e.context(could_not))?;
+        reports.push(report);
+    }
     if let Some(path) = &a.junit {
-        crate::store::atomic_write(path, crate::evidence::verify::junit(&report).as_bytes())?;
+        let docs: Vec<String> = reports.iter().map(crate::evidence::verify::junit).collect();
+        crate::store::atomic_write(path, junit_suites(&docs).as_bytes())?;
     }
-    if a.json {
-        crate::cli::print_json(&report)?;
+    let done = reports.iter().all(|r| r.done);
+    if a.json && from_commits {
+        // One entry per sprint the commits name.
+        crate::cli::print_json(&json!({
+            "schema": "rails-verify-list/v1",
+            "commit": commit.to_string(),
+            "done": done,
+            "sprints": reports,
+        }))?;
     } else {
-        out!("{}", crate::evidence::verify::render(&report));
+        for report in &reports {
+            if a.json {
+                crate::cli::print_json(report)?;
+            } else {
+                out!("{}", crate::evidence::verify::render(report));
+            }
+        }
     }
-    // 2 when anything is not done, else 3 when a re-run could not run here, else 0.
-    Ok(match report.verdict {
-        "done" => Outcome::Ok,
-        "could not run" => Outcome::AbortPrecheck,
-        _ => Outcome::Blocked,
+    // The worst of them: 2 when any is not done, else 3 when a re-run could not run here,
+    // else 0.
+    Ok(if reports.iter().any(|r| r.verdict == "not done") {
+        Outcome::Blocked
+    } else if reports.iter().any(|r| r.verdict == "could not run") {
+        Outcome::AbortPrecheck
+    } else {
+        Outcome::Ok
     })
+}
+
+/// One JUnit document holding one suite per sprint: each sprint's document's `<testsuite>`
+/// under one `<testsuites>` (one document is written as it is).
+fn junit_suites(docs: &[String]) -> String {
+    if let [one] = docs {
+        return one.clone();
+    }
+    let attr = |doc: &str, name: &str| -> usize {
+        doc.split_once(&format!(" {name}=\""))
+            .and_then(|(_, rest)| rest.split('"').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    let (mut tests, mut failures, mut errors) = (0, 0, 0);
+    let mut suites = String::new();
+    for d in docs {
+        tests += attr(d, "tests");
+        failures += attr(d, "failures");
+        errors += attr(d, "errors");
+        if let (Some(start), Some(end)) = (d.find("  <testsuite "), d.rfind("</testsuite>")) {
+            suites.push_str(&d[start..end + "</testsuite>".len()]);
+            suites.push('\n');
+        }
+    }
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rails verify\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">\n{suites}</testsuites>\n"
+    )
 }

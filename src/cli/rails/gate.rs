@@ -1,5 +1,6 @@
 //! `git rails gate`: exit 0 when the sprint is done, 2 with each missing step. On the hot
-//! path (see `HotCli` in the parent).
+//! path (see `HotCli` in the parent). With `--commit`/`--since` and no sprint named, every
+//! sprint the commits name is judged (`contract::resolve_for_commit`), the worst exit wins.
 
 use super::*;
 use crate::evidence::gate::Judged;
@@ -19,28 +20,71 @@ pub(super) fn cmd_gate(a: GateArgs) -> Result<Outcome> {
     };
     let could_not = "the verification gate could not run; completion remains blocked";
     let store = Store::discover().map_err(|e| e.context(could_not))?;
-    let sprint =
-        crate::contract::resolve_sprint(&store, a.sprint).map_err(|e| e.context(could_not))?;
-    let commit = match &a.commit {
-        Some(rev) => store
-            .resolve_commit(rev)
-            .map_err(|e| e.context(could_not))?,
-        None => store.head_commit()?.ok_or_else(|| {
-            Error::refused(format!("{could_not}: there is no commit to judge yet")).hint(
-                "commit the work (`git add` and `git commit`), then run `git rails gate` again",
-            )
-        })?,
-    };
-    let mut report = crate::evidence::gate::evaluate(&store, &sprint, Judged::Commit(commit))
+    let (commit, since) = judged_commit(&store, a.commit.as_deref(), a.since.as_deref())
         .map_err(|e| e.context(could_not))?;
+    let named = a.commit.is_some() || since.is_some();
+    let (sprints, from_commits) =
+        crate::contract::resolve_for_commit(&store, a.sprint, named.then_some(commit), since)
+            .map_err(|e| e.context(could_not))?;
     let policy = crate::policy::Policy::load(&store, crate::policy::Source::Clone)
         .map_err(|e| e.context(could_not))?;
-    crate::evidence::gate::judge_signer(&store, &mut report, policy.as_ref())
-        .map_err(|e| e.context(could_not))?;
+    let mut reports = Vec::new();
+    for sprint in &sprints {
+        let mut report = crate::evidence::gate::evaluate(&store, sprint, Judged::Commit(commit))
+            .map_err(|e| e.context(could_not))?;
+        crate::evidence::gate::judge_signer(&store, &mut report, policy.as_ref())
+            .map_err(|e| e.context(could_not))?;
+        reports.push(report);
+    }
+    let done = reports.iter().all(|r| r.done);
+    if format == "json" && from_commits {
+        // One entry per sprint the commits name.
+        crate::cli::print_json(&json!({
+            "schema": "rails-gate-list/v1",
+            "commit": commit.to_string(),
+            "done": done,
+            "sprints": reports,
+        }))?;
+    } else {
+        for report in &reports {
+            print_one(report, &format, commit)?;
+            if !a.json {
+                for d in &report.dropped {
+                    outln!("{}", crate::evidence::gate::dropped_line(d));
+                }
+            }
+        }
+    }
+    // The worst of them: blocked when any is.
+    Ok(if done { Outcome::Ok } else { Outcome::Blocked })
+}
+
+/// The commit judged (`--commit`, else HEAD) and the base of `--since`.
+pub(super) fn judged_commit(
+    store: &Store,
+    commit: Option<&str>,
+    since: Option<&str>,
+) -> Result<(crate::store::ObjectId, Option<crate::store::ObjectId>)> {
+    let id = match commit {
+        Some(rev) => store.resolve_commit(rev)?,
+        None => store.head_commit()?.ok_or_else(|| {
+            Error::refused("there is no commit to judge yet")
+                .hint("commit the work (`git add` and `git commit`), then run the command again")
+        })?,
+    };
+    let since = since.map(|b| store.resolve_commit(b)).transpose()?;
+    Ok((id, since))
+}
+
+fn print_one(
+    report: &crate::evidence::gate::Report,
+    format: &str,
+    commit: crate::store::ObjectId,
+) -> Result<()> {
     if format == "markdown" {
-        out!("{}", crate::report::rails::markdown(&report));
+        out!("{}", crate::report::rails::markdown(report));
     } else if format == "json" {
-        crate::cli::print_json(&report)?;
+        crate::cli::print_json(report)?;
     } else if report.done {
         let blocking = report.criteria.iter().filter(|c| c.blocking).count();
         let guards = report
@@ -89,14 +133,5 @@ pub(super) fn cmd_gate(a: GateArgs) -> Result<Outcome> {
             );
         }
     }
-    if !a.json {
-        for d in &report.dropped {
-            outln!("{}", crate::evidence::gate::dropped_line(d));
-        }
-    }
-    Ok(if report.done {
-        Outcome::Ok
-    } else {
-        Outcome::Blocked
-    })
+    Ok(())
 }

@@ -130,18 +130,14 @@ pub(super) fn cmd_hook(h: HookCommand) -> Result<Outcome> {
         return Ok(Outcome::Ok);
     }
     let text = String::from_utf8_lossy(&stdin);
-    // An agent's hook event says which directory the session works in.
-    let event_dir = match &h {
-        HookCommand::AgentStop => crate::hooks::run::event_cwd(&text),
-        _ => None,
-    };
-    if let Some(dir) = &event_dir {
-        std::env::set_current_dir(dir).map_err(|e| {
-            Error::refused(format!(
-                "{name}: the event's cwd {} cannot be entered: {e}",
-                dir.display()
-            ))
-        })?;
+    // An agent's session is judged where it is held, whatever folder the event names: the
+    // hook finds its repository itself and never fails but with exit 2.
+    if let HookCommand::AgentStop = h {
+        let result = crate::hooks::run::agent_stop(&text);
+        for l in &result.lines {
+            eprintln!("{l}");
+        }
+        return Ok(exit_with(result.code));
     }
     let store = Store::discover().map_err(|e| {
         e.context(format!(
@@ -152,7 +148,7 @@ pub(super) fn cmd_hook(h: HookCommand) -> Result<Outcome> {
         HookCommand::PrePush { remote, .. } => crate::hooks::run::pre_push(&store, &remote, &text)?,
         HookCommand::CommitMsg { file } => crate::hooks::run::commit_msg(&store, &file)?,
         HookCommand::PreReceive => crate::hooks::run::pre_receive(&store, &text)?,
-        HookCommand::AgentStop => crate::hooks::run::agent_stop(&store, &text)?,
+        HookCommand::AgentStop => crate::hooks::run::agent_stop(&text),
     };
     for l in &result.lines {
         eprintln!("{l}");

@@ -385,11 +385,16 @@ pub struct StatusArgs {
 
 #[derive(Debug, Args)]
 pub struct GateArgs {
-    /// The sprint (default: the one bound to the branch)
+    /// The sprint (default: with --commit or --since every sprint the commits name in a
+    /// `Rails-Sprint:` trailer, else the one bound to the branch)
     pub sprint: Option<String>,
     /// Judge staleness on this commit's tree (default: HEAD)
     #[arg(long, value_name = "REV")]
     pub commit: Option<String>,
+    /// With no sprint named: judge every sprint the commits after BASE (up to --commit) name,
+    /// as CI does for a pull request
+    #[arg(long, value_name = "BASE")]
+    pub since: Option<String>,
     /// Print the rails-status/v1 document
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
@@ -413,11 +418,16 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// The sprint (default: the one bound to the branch)
+    /// The sprint (default: with --commit or --since every sprint the commits name in a
+    /// `Rails-Sprint:` trailer, else the one bound to the branch)
     pub sprint: Option<String>,
     /// The commit judged (default: HEAD)
     #[arg(long, value_name = "REV")]
     pub commit: Option<String>,
+    /// With no sprint named: verify every sprint the commits after BASE (up to --commit) name,
+    /// as CI does for a pull request
+    #[arg(long, value_name = "BASE")]
+    pub since: Option<String>,
     /// Run each proven check again on the commit, and each RED on its base commit with the
     /// frozen test files, in a clean temporary checkout
     #[arg(long)]

@@ -141,33 +141,6 @@ fn parse_push_lines_len(input: &str, len: Option<usize>) -> Result<Vec<PushLine>
     Ok(out)
 }
 
-/// Sprints named by `Rails-Sprint:` trailers in the commits being pushed: those reachable from
-/// `tip` and not from `stop` (the remote's value) or the remote's tracking refs, at most 1,000.
-fn trailer_sprints(
-    store: &Store,
-    tip: ObjectId,
-    stop: &HashSet<ObjectId>,
-) -> Result<BTreeSet<String>> {
-    let mut out = BTreeSet::new();
-    let mut seen = HashSet::new();
-    let mut queue = vec![tip];
-    while let Some(id) = queue.pop() {
-        if seen.len() >= 1000 || stop.contains(&id) || !seen.insert(id) {
-            continue;
-        }
-        let info = store.commit_info(id)?;
-        for line in info.message.lines() {
-            if let Some((k, v)) = line.split_once(':') {
-                if k.trim().eq_ignore_ascii_case("Rails-Sprint") && !v.trim().is_empty() {
-                    out.insert(v.trim().to_string());
-                }
-            }
-        }
-        queue.extend(info.parents.iter().copied());
-    }
-    Ok(out)
-}
-
 fn config_true(store: &Store, key: &str) -> bool {
     store
         .config_string(key)
@@ -242,16 +215,19 @@ impl Policy {
     }
 }
 
-/// Judges one update of `target` to `tip`: every sprint the new commits name (those not
-/// reachable from `stop`) must be done at `tip`; with requireSprint, naming none is refused.
-/// `label` names the update for the user ("push of refs/heads/tmp" when it differs from
-/// `target`, else the whole phrase). Returns whether it blocked.
+/// Judges one update of `target` to `tip`: it owes every sprint any source names
+/// ([`owed::owed`]: the new commits' trailers — those not reachable from `stop` — with what a
+/// new commit inherits from its nearest new ancestor, the `bindings` of the branches involved,
+/// and a signing policy's `owes`), and each must be done at `tip`; with requireSprint, owing
+/// none is refused. `label` names the update for the user ("push of refs/heads/tmp" when it
+/// differs from `target`, else the whole phrase). Returns whether it blocked.
 ///
 /// With a signing policy in force ([`Authority`]) the pusher cannot choose the sprint that
 /// judges the push: the sprints the policy says `target` owes are judged too; a sprint counts
 /// only when its frozen version (the contract ref's tip) is signed by an allowed planner, and
 /// only when its gate had not already passed at the ref's old tip (a finished sprint never
 /// covers later work); and a protected ref's update must name or owe one.
+#[allow(clippy::too_many_arguments)]
 fn judge_update(
     store: &Store,
     policy: &Policy,
@@ -259,12 +235,13 @@ fn judge_update(
     label: &str,
     target: &str,
     (tip, stop): (ObjectId, &HashSet<ObjectId>),
+    bindings: &[owed::Binding],
     out: &mut HookResult,
 ) -> Result<bool> {
-    let mut sprints = trailer_sprints(store, tip, stop)?;
-    if let Some(a) = authority {
-        sprints.extend(a.policy.owed_by(target).iter().cloned());
-    }
+    let owes: &[String] = authority.map_or(&[], |a| a.policy.owed_by(target));
+    let owed = owed::owed(store, (tip, stop), bindings, owes)?;
+    owed::unnamed_lines(&owed, bindings, out);
+    let sprints = owed.sprints;
     let short = &tip.to_string()[..7];
     let what = if label.contains(' ') || label == target {
         label.to_string()
@@ -293,9 +270,16 @@ fn judge_update(
         return Ok(false);
     }
     let mut blocked = false;
-    for sprint in &sprints {
-        let sprint = &SprintId::parse(sprint)
-            .map_err(|e| e.context(format!("a Rails-Sprint trailer in {label}")))?;
+    for (sprint, sources) in &sprints {
+        let sprint = &SprintId::parse(sprint).map_err(|e| {
+            e.context(match sources.first() {
+                Some(owed::Source::Binding(b)) => format!("the sprint bound to {b}"),
+                Some(owed::Source::Owes) => {
+                    format!("the sprint the signing policy says {target} owes")
+                }
+                _ => format!("a Rails-Sprint trailer in {label}"),
+            })
+        })?;
         if let Some(a) = authority {
             if let Some(why) = authority::not_counted(store, a, sprint)? {
                 blocked = true;
@@ -323,11 +307,12 @@ fn judge_update(
         } else {
             blocked = true;
             out.say(format!(
-                "git-rails: {what} refused: {} {} is not done at {short} ({} step{} missing)",
+                "git-rails: {what} refused: {} {} is not done at {short} ({} step{} missing; owed by {})",
                 sprint,
                 report.version,
                 report.missing.len(),
-                if report.missing.len() == 1 { "" } else { "s" }
+                if report.missing.len() == 1 { "" } else { "s" },
+                owed::describe(sources),
             ));
             gate_lines(&report, out);
         }
@@ -364,12 +349,13 @@ fn pushed_commit(store: &Store, hook: &str, name: &str, oid: ObjectId) -> Result
 mod agent_stop;
 mod authority;
 mod commit_msg;
+mod owed;
 mod pre_push;
 mod pre_receive;
 mod pushed_records;
 pub mod pushed_secrets;
 
-pub use agent_stop::{agent_stop, event_cwd};
+pub use agent_stop::{agent_hold, agent_stop, event_cwd};
 pub use commit_msg::commit_msg;
 pub use pre_push::pre_push;
 pub use pre_receive::pre_receive;

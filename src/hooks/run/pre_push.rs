@@ -1,11 +1,15 @@
-//! `pre-push <remote> <url>`: every push to a protected ref must pass the gate of each sprint its
-//! new commits name (and, with `spar.requireGate`, the spar gate of the branch's series).
+//! `pre-push <remote> <url>`: every push to a protected ref must pass the gate of each sprint it
+//! owes (`owed`: its new commits' trailers, the bindings of the branch pushed and of the
+//! destination in this clone, the signing policy's `owes`), and, with `spar.requireGate`, the
+//! spar gate of the branch's series.
 
 use super::*;
 
 /// `pre-push <remote> <url>`: every push to a protected ref (any branch when `rails.protect`
-/// is unset) must pass the gate of each sprint its new commits name, whatever the local
-/// branch is called; the local binding plays no part, so the server decides alike.
+/// is unset) must pass the gate of each sprint it owes, whatever the local branch is called:
+/// what its new commits name (a commit without a trailer through its nearest new ancestor),
+/// and the sprints bound here to the branch pushed and to the destination branch. The server
+/// judges the same commits alike (it adds what it binds itself).
 pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> {
     let mut out = HookResult::default();
     let lines = parse_push_lines_in(store, stdin)?;
@@ -76,6 +80,15 @@ pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> 
                 }
             }
         }
+        // The bindings in this clone of the branch pushed and of the destination branch.
+        let mut bindings: Vec<owed::Binding> = Vec::new();
+        for r in [&l.local_ref, &l.remote_ref] {
+            if let Some(b) = owed::binding_of(store, r) {
+                if !bindings.iter().any(|x| x.branch == b.branch) {
+                    bindings.push(b);
+                }
+            }
+        }
         if judge_update(
             store,
             &policy,
@@ -83,6 +96,7 @@ pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> 
             &label,
             &l.remote_ref,
             (tip, &stop),
+            &bindings,
             &mut out,
         )? {
             blocked = true;

@@ -153,6 +153,9 @@ pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
                 &format!("update of {name}"),
                 name,
                 (tip, &stop),
+                &owed::binding_of(store, name)
+                    .into_iter()
+                    .collect::<Vec<_>>(),
                 &mut lines,
             )? {
                 out.code = 1;
