@@ -24,12 +24,20 @@ use crate::error::Result;
 pub enum Memo {
     /// An evidence chain's replay (`evidence::chain`), per sprint.
     EvidenceReplay,
+    /// Where each decision line of a spar series came from (`spar::series::decisions`), per
+    /// series, keyed by its tip.
+    DecisionOrigins,
+    /// Who signed a commit (`spar::series::decisions`), per commit, keyed by the
+    /// allowed-signers file it was checked against.
+    CommitSigner,
 }
 
 impl Memo {
     fn folder(self) -> &'static str {
         match self {
             Memo::EvidenceReplay => "evidence",
+            Memo::DecisionOrigins => "decisions",
+            Memo::CommitSigner => "signers",
         }
     }
 }

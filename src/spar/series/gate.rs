@@ -2,6 +2,7 @@
 //! facts or, when those cannot be trusted, from every record; `gate --out` (G28).
 
 use super::*;
+use crate::policy::{Policy, Source as PolicySource};
 
 /// The schema of the file `git spar gate --out` writes.
 pub const GATE_SCHEMA: &str = "review-gate/v1";
@@ -13,6 +14,9 @@ pub struct GateRequest {
     pub rounds: Vec<(SeriesId, RoundName)>,
     pub expect_head: Option<String>,
     pub out: Option<PathBuf>,
+    /// Read the signing policy from this revision (CI: the pull request's base) instead of
+    /// HEAD's `.rails/policy.toml`; git configuration still only tightens it.
+    pub policy_from: Option<String>,
 }
 
 /// The rounds a gate is asked about, each given as `<series>:<round>`: refused when there is
@@ -72,6 +76,12 @@ pub struct GateDocument {
     pub standpoints_uncovered: Vec<String>,
     pub previous_gate_digest: Option<String>,
     pub at: Option<String>,
+    /// The decisions only a person can make in the listed rounds, with who made each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub decisions: Vec<Decision>,
+    /// Said when decisions counted without a signing policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 /// How many findings one listed round has, inside and outside the check paths.
@@ -172,7 +182,7 @@ pub fn gate(store: &Store, req: &GateRequest) -> Result<GateOutcome> {
     // The decision is a function of the series tips, the list and --expect-head: a gate asked
     // again (every push) reads one small file instead of every round.
     let cache = GateCache::new(store, targets, req.expect_head.as_deref());
-    let (passed, reasons, mut document) = match cache.as_ref().and_then(|c| c.read()) {
+    let mut decided = match cache.as_ref().and_then(|c| c.read()) {
         Some(hit) => hit,
         None => {
             let decided = decide(store, req, targets)?;
@@ -182,6 +192,19 @@ pub fn gate(store: &Store, req: &GateRequest) -> Result<GateOutcome> {
             decided
         }
     };
+    // Who made each person's decision is judged after the kept decision: the policy is not
+    // part of the records the cache is keyed by.
+    let policy = match &req.policy_from {
+        Some(rev) => {
+            let at = store
+                .resolve_commit(rev)
+                .map_err(|e| e.context("--policy-from"))?;
+            Policy::load(store, PolicySource::At(at))?
+        }
+        None => Policy::load(store, PolicySource::Clone)?,
+    };
+    weigh(store, targets, policy.as_ref(), &mut decided)?;
+    let (passed, reasons, mut document) = decided;
     document.at = Some(now());
     if let Some((path, previous)) = out {
         document.previous_gate_digest = previous;
@@ -481,6 +504,8 @@ pub(super) fn finish_decision(
         standpoints_uncovered: uncovered,
         previous_gate_digest: None,
         at: None,
+        decisions: Vec::new(),
+        notice: None,
     };
     (passed, reasons, document)
 }

@@ -121,7 +121,9 @@ fn render_entry((passed, reasons, d): &Decided, rounds: &[String]) -> Option<Vec
         && d.reasons == *reasons
         && d.rounds == rounds
         && d.previous_gate_digest.is_none()
-        && d.at.is_none();
+        && d.at.is_none()
+        && d.decisions.is_empty()
+        && d.notice.is_none();
     if !made {
         return None;
     }
@@ -232,6 +234,8 @@ fn parse_entry(text: &str, rounds: &[String]) -> Option<Decided> {
         standpoints_uncovered: uncovered,
         previous_gate_digest: None,
         at: None,
+        decisions: Vec::new(),
+        notice: None,
     };
     Some((passed, reasons, document))
 }
