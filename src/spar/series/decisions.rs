@@ -413,26 +413,6 @@ fn judge_adder(
     Ok(Ok(c.id.to_string()))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_kept_signer_reads_back_as_written() {
-        for s in [
-            Signer::Unsigned,
-            Signer::Allowed {
-                principals: vec!["a@x".into(), "b@x".into()],
-            },
-            Signer::Outside { why: "why".into() },
-        ] {
-            assert_eq!(decode_signer(&encode_signer(&s)), Some(s));
-        }
-        assert_eq!(decode_signer(b"allowed"), None);
-        assert_eq!(decode_signer(b"other\tx"), None);
-    }
-}
-
 /// What the gate makes of the decisions in the listed rounds: each shown in the document;
 /// under a policy, one that decides something and is not a person's signed decision blocks,
 /// naming the command a person runs; without one, a notice says anyone can decide.
@@ -537,3 +517,23 @@ pub(super) fn weigh(
 
 /// The notice of a gate that counted decisions without a policy.
 pub const NO_POLICY_DECISIONS: &str = "no signing policy is in force (rails.allowedSigners or .rails/policy.toml): anyone can waive a reviewer or accept a finding, and these decisions count unverified";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_signer_reads_back_as_written() {
+        for s in [
+            Signer::Unsigned,
+            Signer::Allowed {
+                principals: vec!["a@x".into(), "b@x".into()],
+            },
+            Signer::Outside { why: "why".into() },
+        ] {
+            assert_eq!(decode_signer(&encode_signer(&s)), Some(s));
+        }
+        assert_eq!(decode_signer(b"allowed"), None);
+        assert_eq!(decode_signer(b"other\tx"), None);
+    }
+}
