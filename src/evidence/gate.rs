@@ -75,6 +75,10 @@ pub struct Report {
     pub chain_problem: Option<Problem>,
     /// Blocking criteria of earlier versions that a later one dropped on purpose, with why.
     pub dropped: Vec<DroppedReport>,
+    /// Who signed the frozen version judged: `alice@example.com (planner)`, `unsigned`, … (set by
+    /// [`judge_signer`] where a command shows it).
+    #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
+    pub signed_by: Option<String>,
     /// Each criterion's records as the chain replays (what `verify` accounts for).
     #[serde(skip)]
     pub records: std::collections::BTreeMap<String, super::Criterion>,
@@ -422,8 +426,64 @@ fn judge(
         agent_turns_ended: crate::hooks::agent::ended_turns(store, sprint)?,
         chain_problem: derived.problem,
         dropped,
+        signed_by: None,
         records: criteria_state,
     })
+}
+
+/// Who signed `sprint`'s newest frozen version, in words, and — under a signing policy — the
+/// step still missing when no allowed planner did (a sprint then is not done, whoever proved
+/// it: the judged party never chooses its judge).
+pub fn signer_of_version(
+    store: &Store,
+    sprint: &SprintId,
+    policy: Option<&crate::policy::Policy>,
+) -> Result<(String, Option<Step>)> {
+    use crate::policy::Role;
+    let Some(frozen) = contract::newest(store, sprint)? else {
+        return Ok(("no frozen version".into(), None));
+    };
+    let Some(policy) = policy else {
+        let words = match store.commit_signature(frozen.commit)? {
+            Some(_) => "signed (no signing policy to check it against)",
+            None => "unsigned",
+        };
+        return Ok((words.to_string(), None));
+    };
+    let signer = policy.signer(store, frozen.commit)?;
+    let words = policy.describe(&signer);
+    if policy.allows(&signer, Role::Planner) {
+        return Ok((words, None));
+    }
+    let planners = policy.principals(Role::Planner);
+    let step = Step {
+        criterion: "contract".into(),
+        reason: format!(
+            "{} is {words}; under the signing policy ({}) only a version an allowed planner ({}) signed defines done",
+            frozen.version,
+            policy.source,
+            if planners.is_empty() { "none is named".to_string() } else { planners.join(", ") }
+        ),
+        command: format!("git rails contract freeze {sprint} --bump --sign (run by a planner)"),
+    };
+    Ok((words, Some(step)))
+}
+
+/// Sets who signed the judged version on `report`, and under a policy the missing step of a
+/// version no planner signed.
+pub fn judge_signer(
+    store: &Store,
+    report: &mut Report,
+    policy: Option<&crate::policy::Policy>,
+) -> Result<()> {
+    let sprint = SprintId::recorded(&report.sprint);
+    let (words, step) = signer_of_version(store, &sprint, policy)?;
+    report.signed_by = Some(words);
+    if let Some(step) = step {
+        report.missing.insert(0, step);
+        report.done = false;
+    }
+    Ok(())
 }
 
 /// The seed's status report.
@@ -435,6 +495,9 @@ pub fn render_status(r: &Report) -> String {
         r.sprint_type,
         r.criteria.len()
     );
+    if let Some(by) = &r.signed_by {
+        s.push_str(&format!("Frozen version {}: {by}\n", r.version));
+    }
     for c in &r.criteria {
         let mut ids = Vec::new();
         if let Some(x) = &c.red {

@@ -72,6 +72,26 @@ pub struct Report {
     pub dropped: Vec<gate::DroppedReport>,
     /// Turns an agent ended with the sprint unproven.
     pub agent_turns_ended: Vec<crate::hooks::agent::EndedTurn>,
+    /// Who signed the frozen version, checked against the signing policy ([`judge_signer`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signed_by: Option<String>,
+}
+
+/// Checks who signed the frozen version against `policy` (verify checks the signatures itself):
+/// under a policy, a version no allowed planner signed leaves the sprint not done.
+pub fn judge_signer(
+    store: &Store,
+    report: &mut Report,
+    policy: Option<&crate::policy::Policy>,
+) -> Result<()> {
+    let sprint = SprintId::recorded(&report.sprint);
+    let (words, step) = gate::signer_of_version(store, &sprint, policy)?;
+    report.signed_by = Some(words);
+    if let Some(step) = step {
+        report.missing.insert(0, step);
+        report.done = false;
+    }
+    Ok(())
 }
 
 fn short(s: &str) -> &str {
@@ -322,6 +342,7 @@ pub fn verify(store: &Store, sprint: &SprintId, commit: ObjectId, rerun: bool) -
         missing,
         dropped: report.dropped.clone(),
         agent_turns_ended: report.agent_turns_ended.clone(),
+        signed_by: None,
     })
 }
 
@@ -338,6 +359,9 @@ pub fn render(r: &Report) -> String {
             ""
         }
     );
+    if let Some(by) = &r.signed_by {
+        s.push_str(&format!("frozen version {}: {by}\n", r.version));
+    }
     match &r.chain_problem {
         Some(p) => {
             s.push_str(&format!("evidence chain: {}\n", p.line(&r.sprint)));

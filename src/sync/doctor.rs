@@ -27,6 +27,8 @@ pub struct Report {
     pub schema: &'static str,
     pub remote: String,
     pub findings: Vec<Finding>,
+    /// What is worth knowing and changes no exit code (no signing policy in force).
+    pub notices: Vec<String>,
 }
 
 /// Records holding a known token format, each with what can be done: a record not yet on
@@ -350,9 +352,14 @@ pub fn run(store: &Store, remote: &str) -> Result<Report> {
         });
     }
 
+    let mut notices = Vec::new();
+    if crate::policy::Policy::load(store, crate::policy::Source::Clone)?.is_none() {
+        notices.push(crate::policy::NO_POLICY_NOTICE.to_string());
+    }
     Ok(Report {
         schema: SCHEMA,
         remote: remote.to_string(),
         findings,
+        notices,
     })
 }

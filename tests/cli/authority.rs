@@ -316,3 +316,90 @@ fn the_committed_policy_changes_only_by_a_persons_signed_commit() {
     );
     assert!(!out.stderr.contains("changes .rails/policy.toml"), "{out}");
 }
+
+/// `verify` checks the signature itself: with the policy read from a base commit
+/// (`--policy-from`, what CI passes), a sprint whose version no planner signed is not done,
+/// whoever proved it; `status` and `gate --json` show who signed.
+#[test]
+fn verify_checks_the_signer_against_the_policy_of_the_base() {
+    let p = people();
+    let repo = TestRepo::new();
+    std::fs::create_dir_all(repo.path().join(".rails")).unwrap();
+    repo.write(
+        ".rails/allowed_signers",
+        &format!("{}{}", p.alice.line, p.bob.line),
+    );
+    repo.write(
+        ".rails/policy.toml",
+        "allowedSigners = \".rails/allowed_signers\"\nplanner = [\"alice@example.com\"]\n",
+    );
+    repo.git(&["add", ".rails"]);
+    repo.git(&["commit", "-q", "-m", "policy"]);
+    let base = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    freeze(&repo, "Z", "z.txt", Some(&p.bob));
+    prove(&repo, "Z", "z.txt");
+    let out = repo.rails(&["verify", "Z", "--policy-from", &base]);
+    assert_eq!(out.code, 2, "{out}");
+    assert!(
+        out.stdout
+            .contains("frozen version v1: bob@example.com (no role)"),
+        "{out}"
+    );
+    assert!(
+        out.stdout
+            .contains("only a version an allowed planner (alice@example.com) signed"),
+        "{out}"
+    );
+    let gate = repo.rails(&["gate", "Z", "--json"]);
+    assert_eq!(gate.code, 2, "{gate}");
+    assert_eq!(
+        gate.json()["signedBy"],
+        "bob@example.com (no role)",
+        "{gate}"
+    );
+    // Signed again by the planner, the same proof is done.
+    sign_as(&repo, &p.alice);
+    repo.rails(&["contract", "freeze", "Z", "--bump", "--sign"])
+        .ok();
+    let out = repo.rails(&["verify", "Z", "--policy-from", &base, "--json"]);
+    assert_eq!(out.code, 0, "{out}");
+    assert_eq!(
+        out.json()["signedBy"],
+        "alice@example.com (planner)",
+        "{out}"
+    );
+    repo.rails(&["status", "Z"])
+        .ok()
+        .stdout_has("Frozen version v1.1: alice@example.com (planner)");
+}
+
+/// Without a policy nothing changes, but doctor, status and a server's hook install say who
+/// can define done (a notice: no exit code changes).
+#[test]
+fn without_a_policy_the_notice_says_anyone_can_define_done() {
+    let repo = TestRepo::new();
+    freeze(&repo, "S", "s.txt", None);
+    prove(&repo, "S", "s.txt");
+    let status = repo.rails(&["status", "S"]);
+    status
+        .ok()
+        .stderr_has("anyone who can push can define done");
+    status.stdout_has("Frozen version v1: unsigned");
+    repo.rails(&["hooks", "install"]).ok();
+    let doctor = repo.rails(&["doctor", "--json"]);
+    assert_eq!(doctor.code, 0, "{doctor}");
+    assert!(
+        doctor.json()["notices"][0]
+            .as_str()
+            .unwrap()
+            .contains("anyone who can push can define done"),
+        "{doctor}"
+    );
+    repo.rails(&["gate", "S"]).ok();
+    let remote = tempfile::tempdir().unwrap();
+    repo.git(&["init", "-q", "--bare", remote.path().to_str().unwrap()]);
+    TestRepo::at(remote.path())
+        .rails(&["hooks", "install"])
+        .ok()
+        .stderr_has("notice: no signing policy is in force");
+}

@@ -75,7 +75,12 @@ pub(super) fn cmd_status(a: StatusArgs) -> Result<Outcome> {
     let store = Store::discover()?;
     let sprint = crate::contract::resolve_sprint(&store, a.sprint)?;
     let head = store.head_commit()?;
-    let report = crate::evidence::gate::evaluate(&store, &sprint, Judged::commit(head))?;
+    let mut report = crate::evidence::gate::evaluate(&store, &sprint, Judged::commit(head))?;
+    let policy = crate::policy::Policy::load(&store, crate::policy::Source::Clone)?;
+    crate::evidence::gate::judge_signer(&store, &mut report, policy.as_ref())?;
+    if policy.is_none() {
+        eprintln!("git-rails: notice: {}", crate::policy::NO_POLICY_NOTICE);
+    }
     if a.json {
         crate::cli::print_json(&report)?;
     } else {
@@ -120,7 +125,18 @@ pub(super) fn cmd_verify(a: VerifyArgs) -> Result<Outcome> {
             Error::refused(format!("{could_not}: there is no commit to judge yet"))
         })?,
     };
-    let report = crate::evidence::verify::verify(&store, &sprint, commit, a.rerun)
+    let source = match &a.policy_from {
+        Some(rev) => crate::policy::Source::At(
+            store
+                .resolve_commit(rev)
+                .map_err(|e| e.context(format!("{could_not}: --policy-from")))?,
+        ),
+        None => crate::policy::Source::Clone,
+    };
+    let policy = crate::policy::Policy::load(&store, source).map_err(|e| e.context(could_not))?;
+    let mut report = crate::evidence::verify::verify(&store, &sprint, commit, a.rerun)
+        .map_err(|e| e.context(could_not))?;
+    crate::evidence::verify::judge_signer(&store, &mut report, policy.as_ref())
         .map_err(|e| e.context(could_not))?;
     if let Some(path) = &a.junit {
         crate::store::atomic_write(path, crate::evidence::verify::junit(&report).as_bytes())?;

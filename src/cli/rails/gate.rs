@@ -31,7 +31,11 @@ pub(super) fn cmd_gate(a: GateArgs) -> Result<Outcome> {
             )
         })?,
     };
-    let report = crate::evidence::gate::evaluate(&store, &sprint, Judged::Commit(commit))
+    let mut report = crate::evidence::gate::evaluate(&store, &sprint, Judged::Commit(commit))
+        .map_err(|e| e.context(could_not))?;
+    let policy = crate::policy::Policy::load(&store, crate::policy::Source::Clone)
+        .map_err(|e| e.context(could_not))?;
+    crate::evidence::gate::judge_signer(&store, &mut report, policy.as_ref())
         .map_err(|e| e.context(could_not))?;
     if format == "markdown" {
         out!("{}", crate::report::rails::markdown(&report));

@@ -12,6 +12,15 @@ pub(super) fn cmd_hooks(h: HooksCommand) -> Result<Outcome> {
             if !a.wiring.json && crate::hooks::find_on_path("git-rails").is_none() {
                 eprintln!("git-rails: warning: git-rails is not on PATH, so the hooks will refuse until it is");
             }
+            // A server (a bare repository runs pre-receive): say plainly who can define done.
+            if !a.wiring.json
+                && store.workdir().is_err()
+                && crate::policy::Policy::load(&store, crate::policy::Source::Server(None))?
+                    .is_none()
+            {
+                eprintln!("git-rails: notice: {}", crate::policy::NO_POLICY_NOTICE);
+                eprintln!("  {}", crate::policy::SETUP_HINT);
+            }
             if !a.no_sync_setup && !a.wiring.dry_run {
                 setup_record_sync(&store, !a.wiring.json)?;
             }

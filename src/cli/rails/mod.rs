@@ -423,6 +423,10 @@ pub struct VerifyArgs {
     /// Also write a JUnit report (one test case for the chain, one per criterion) to FILE
     #[arg(long, value_name = "FILE")]
     pub junit: Option<std::path::PathBuf>,
+    /// Read the signing policy (.rails/policy.toml) from this commit: in CI, the pull
+    /// request's base, which the change under review cannot edit (default: HEAD)
+    #[arg(long, value_name = "REV")]
+    pub policy_from: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

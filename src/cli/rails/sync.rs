@@ -122,8 +122,14 @@ pub(super) fn cmd_doctor(a: DoctorArgs) -> Result<Outcome> {
     if a.json {
         crate::cli::print_json(&report)?;
     } else if report.findings.is_empty() {
+        for n in &report.notices {
+            outln!("notice: {n}");
+        }
         outln!("no problems found");
     } else {
+        for n in &report.notices {
+            outln!("notice: {n}");
+        }
         for f in &report.findings {
             outln!("{}: {}", f.kind, f.what);
             outln!("  fix: {}", f.fix);
