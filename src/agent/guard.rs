@@ -212,6 +212,7 @@ fn one(words: &[String]) -> Verdict {
         },
         "eval" => classify(&rest.join(" ")),
         "git" => git(rest),
+        "git-spar" => spar(rest),
         "gh" => match (
             rest.first().map(String::as_str),
             rest.get(1).map(String::as_str),
@@ -277,6 +278,7 @@ fn git(args: &[String]) -> Verdict {
         ));
     }
     match sub {
+        "spar" => spar(rest),
         "config"
             if rest
                 .iter()
@@ -340,6 +342,44 @@ fn git(args: &[String]) -> Verdict {
     }
 }
 
+/// `git spar …`: the decisions only a person can make are refused from an agent's shell — a
+/// waiver, a triage disposition resting on the user's word, and any `--user-quote` or
+/// `--decision-quote` (words the agent would put in the user's mouth). A speed bump: what
+/// counts under a signing policy is a person's signature on the record commit, which this does
+/// not check.
+fn spar(args: &[String]) -> Verdict {
+    let quotes = args.iter().find(|a| {
+        ["--user-quote", "--decision-quote"]
+            .iter()
+            .any(|o| a.as_str() == *o || a.starts_with(&format!("{o}=")))
+    });
+    let sub = args
+        .iter()
+        .find(|a| !a.starts_with('-'))
+        .map(String::as_str);
+    let personal = match sub {
+        Some("waive") => Some("waiving a reviewer".to_string()),
+        Some("triage") => args
+            .iter()
+            .find(|a| {
+                crate::spar::vocab::Disposition::parse(a)
+                    .is_some_and(crate::spar::vocab::Disposition::rests_on_users_word)
+            })
+            .map(|d| format!("triage … {d}")),
+        _ => None,
+    };
+    match (personal, quotes) {
+        (Some(what), _) => Verdict::Block(format!(
+            "{what} is a decision only a person can make: ask the user to run it in their own terminal, signed (`--sign`), with their own words"
+        )),
+        (None, Some(q)) => Verdict::Block(format!(
+            "{} gives the user's words: only the user can, in their own terminal",
+            q.split('=').next().unwrap_or(q)
+        )),
+        (None, None) => Verdict::Allow,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{classify, Verdict};
@@ -383,6 +423,15 @@ mod tests {
             "rm -rf .git/spar",
             "cp forged.json .git/spar/cache/gate/x.json",
             "echo x > .git/spar/locks/s.lock",
+            "git spar waive s code-1 claude --user-quote 'go on'",
+            "git -C repo spar waive s code-1 claude",
+            "git-spar waive s code-1 claude --user-quote ok",
+            "git spar triage s code-1 claude-F1 accepted --user-quote 'fine'",
+            "git spar triage s code-1 claude-F1 answered --user-quote=yes",
+            "git spar triage s code-1 claude-F1 deferred --to issue-9 --user-quote later",
+            "git spar run --base main --decision 'no cache' --decision-quote 'the user said so'",
+            "bash -c \"git spar waive s code-1 claude --user-quote ok\"",
+            "true && git spar waive s code-1 x",
         ] {
             assert!(blocked(c), "{c}: {:?}", classify(c));
         }
@@ -404,6 +453,11 @@ mod tests {
             "ls .git/hooks/",
             "jq .report.done .git/rails/cache/gate/S.json",
             "git rails doctor",
+            "git spar triage s code-1 claude-F1 fixed --failed-before a --passed-after b",
+            "git spar triage s code-1 claude-F1 rejected --evidence 'not reachable'",
+            "git spar show s",
+            "git spar gate s:code-1",
+            "git spar run --base main",
         ] {
             assert_eq!(classify(c), Verdict::Allow, "{c}");
         }

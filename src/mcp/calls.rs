@@ -116,8 +116,18 @@ fn call_for(spar: bool, t: &[Token]) -> Option<(String, usize)> {
         let tool = match w(0)? {
             "show" => "spar_show",
             "gate" => "spar_gate",
-            "triage" => "spar_triage",
-            "waive" => "spar_waive",
+            // A person's decision (signed, with the user's words) has no tool: it stays the
+            // command a person runs.
+            "triage"
+                if !t.iter().any(|x| {
+                    matches!(
+                        x.word.as_str(),
+                        "--sign" | "--user-quote" | "accepted" | "deferred" | "answered"
+                    )
+                }) =>
+            {
+                "spar_triage"
+            }
             "record" => "spar_record",
             _ => return None,
         };
@@ -234,6 +244,20 @@ mod tests {
         assert_eq!(
             rewrite("then run `git rails contract freeze s1 --bump`"),
             "then run `git rails contract freeze s1 --bump`"
+        );
+    }
+
+    #[test]
+    fn a_persons_decision_stays_the_command_a_person_runs() {
+        for c in [
+            "a person runs `git spar waive s code-1 claude --user-quote \"<their words>\" --sign`",
+            "a person runs `git spar triage s code-1 a-F1 accepted --user-quote \"<w>\" --sign`",
+        ] {
+            assert_eq!(rewrite(c), c);
+        }
+        assert_eq!(
+            rewrite("see `git spar triage s code-1 a-F1 fixed`"),
+            "see call spar_triage"
         );
     }
 }

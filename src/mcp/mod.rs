@@ -171,24 +171,12 @@ pub struct SparTriageArgs {
     pub evidence: Option<String>,
     /// deferred: where it is tracked
     pub to: Option<String>,
-    /// deferred, answered, accepted: the user's words
-    pub user_quote: Option<String>,
     /// fixed: what failed before the fix
     pub failed_before: Option<String>,
     /// fixed: what passes after it
     pub passed_after: Option<String>,
     /// fixed: the commit of the fix
     pub commit: Option<String>,
-}
-
-#[derive(Debug, Deserialize, Serialize, JsonSchema)]
-pub struct SparWaiveArgs {
-    pub series: String,
-    pub round: String,
-    /// The reviewer's name in that round
-    pub reviewer: String,
-    /// The user's words agreeing to go on without this reviewer
-    pub user_quote: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -505,6 +493,20 @@ fn spar_record(a: SparRecordArgs) -> Result<(String, Value)> {
 
 fn spar_triage(a: SparTriageArgs) -> Result<(String, Value)> {
     let store = Store::discover()?;
+    // A disposition resting on the user's word is a decision only a person makes: an agent
+    // that could file it here would put words in the user's mouth.
+    let personal = crate::spar::vocab::Disposition::parse(&a.disposition)
+        .is_some_and(crate::spar::vocab::Disposition::rests_on_users_word);
+    if personal {
+        return Err(Error::refused(format!(
+            "{} rests on the user's word: only a person decides it, and this server does not record it",
+            a.disposition
+        ))
+        .hint(format!(
+            "ask the person to run, in their own terminal: git spar triage {} {} {} {} --user-quote \"<their words>\" --sign",
+            a.series, a.round, a.finding, a.disposition
+        )));
+    }
     let req = series::TriageRequest {
         series: crate::spar::ids::SeriesId::new(&a.series)?,
         round: crate::spar::ids::RoundName::named(&a.round),
@@ -513,10 +515,11 @@ fn spar_triage(a: SparTriageArgs) -> Result<(String, Value)> {
         of: a.of,
         evidence: a.evidence,
         to: a.to,
-        user_quote: a.user_quote,
+        user_quote: None,
         failed_before: a.failed_before,
         passed_after: a.passed_after,
         commit: a.commit,
+        sign: false,
     };
     let entry = series::triage(&store, &req, &mut |_| {})?;
     Ok((
@@ -528,22 +531,6 @@ fn spar_triage(a: SparTriageArgs) -> Result<(String, Value)> {
     ))
 }
 
-fn spar_waive(a: SparWaiveArgs) -> Result<(String, Value)> {
-    let store = Store::discover()?;
-    let entry = series::waive(
-        &store,
-        &crate::spar::ids::SeriesId::new(&a.series)?,
-        &crate::spar::ids::RoundName::named(&a.round),
-        &a.reviewer,
-        &a.user_quote,
-        &mut |_| {},
-    )?;
-    Ok((
-        format!("{} {} {}: waived", a.series, a.round, a.reviewer),
-        to_value(&entry)?,
-    ))
-}
-
 fn spar_gate(a: SparGateArgs) -> Result<(String, Value)> {
     let store = Store::discover()?;
     let out = series::gate(
@@ -552,6 +539,7 @@ fn spar_gate(a: SparGateArgs) -> Result<(String, Value)> {
             rounds: series::gate_targets(&a.rounds)?,
             expect_head: a.expect_head,
             out: None,
+            policy_from: None,
         },
     )?;
     let mut text = format!(
@@ -621,14 +609,11 @@ impl Rails {
         logged("spar_record", a, spar_record)
     }
 
-    #[tool(description = "Triage one finding of a spar round with its disposition.")]
+    #[tool(
+        description = "Triage one finding of a spar round: fixed, duplicate or rejected. Accepted, deferred and answered rest on the user's word: only a person records them, signed, in their own terminal (`git spar triage … --user-quote … --sign`); waivers too (`git spar waive`)."
+    )]
     async fn spar_triage(&self, Parameters(a): Parameters<SparTriageArgs>) -> Reply {
         logged("spar_triage", a, spar_triage)
-    }
-
-    #[tool(description = "Waive a reviewer of a spar round, with the user's words.")]
-    async fn spar_waive(&self, Parameters(a): Parameters<SparWaiveArgs>) -> Reply {
-        logged("spar_waive", a, spar_waive)
     }
 
     #[tool(

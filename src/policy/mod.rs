@@ -129,6 +129,11 @@ impl Policy {
         self.signers_path.as_deref()
     }
 
+    /// The allowed-signers file's content (what a memo of a signature check is keyed by).
+    pub fn allowed_signers(&self) -> &str {
+        &self.allowed_signers
+    }
+
     /// The principals holding `role`.
     pub fn principals(&self, role: Role) -> Vec<&str> {
         self.roles

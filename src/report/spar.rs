@@ -70,6 +70,7 @@ pub fn html_report(rounds: &[RoundView], gate: &GateView<'_>) -> String {
         gate.document["open_findings"].as_u64().unwrap_or(0),
         gate.document["auto_deferred"].as_u64().unwrap_or(0)
     );
+    decisions_section(&mut b, gate.document);
     for v in rounds {
         round_section(&mut b, v);
     }
@@ -79,6 +80,43 @@ pub fn html_report(rounds: &[RoundView], gate: &GateView<'_>) -> String {
         env!("CARGO_PKG_VERSION")
     );
     page(&format!("spar report: {}", targets.join(", ")), &b)
+}
+
+/// Who made each decision only a person can make (waivers, acceptances), as the gate read
+/// them: everyone sees who, or that nobody signed.
+fn decisions_section(b: &mut String, document: &Value) {
+    let Some(made) = document["decisions"].as_array().filter(|d| !d.is_empty()) else {
+        return;
+    };
+    let _ = writeln!(
+        b,
+        "<section id=\"decisions\"><h2>Decisions only a person can make</h2>"
+    );
+    if let Some(n) = document["notice"].as_str() {
+        let _ = writeln!(b, "<p class=\"notice\">{}</p>", html(n));
+    }
+    let _ = writeln!(b, "<table class=\"decisions\"><thead><tr><th>Round</th><th>Decision</th><th>Made by</th><th>Counts</th></tr></thead><tbody>");
+    for d in made {
+        let s = |k: &str| d[k].as_str().unwrap_or("").to_string();
+        let what = if s("kind") == "waiver" {
+            format!("waiver of {}", s("subject"))
+        } else {
+            format!("{} {}", s("subject"), s("kind"))
+        };
+        let counts = if d["counts"].as_bool().unwrap_or(false) {
+            "yes"
+        } else {
+            "no"
+        };
+        let _ = writeln!(
+            b,
+            "<tr class=\"decision\" data-counts=\"{counts}\"><td>{}</td><td>{}</td><td class=\"made-by\">{}</td><td>{counts}</td></tr>",
+            html(&format!("{}:{}", s("series"), s("round"))),
+            html(&what),
+            html(&s("made_by"))
+        );
+    }
+    let _ = writeln!(b, "</tbody></table></section>");
 }
 
 fn round_section(b: &mut String, v: &RoundView) {

@@ -365,6 +365,24 @@ pub fn write_round(
     subject: &str,
     trailers: &[(&str, String)],
 ) -> Result<Option<ObjectId>> {
+    write_round_as(
+        store, series, round, expected, files, subject, trailers, false,
+    )
+}
+
+/// [`write_round`], the commit signed as `git commit -S` signs one when `signed` (a person's
+/// decision: `spar::series::decisions` reads who signed it).
+#[allow(clippy::too_many_arguments)]
+pub fn write_round_as(
+    store: &Store,
+    series: &SeriesId,
+    round: &RoundName,
+    expected: Option<ObjectId>,
+    files: Vec<(String, Vec<u8>)>,
+    subject: &str,
+    trailers: &[(&str, String)],
+    signed: bool,
+) -> Result<Option<ObjectId>> {
     let files: Vec<(String, Vec<u8>)> = files
         .into_iter()
         .map(|(name, bytes)| (format!("rounds/{round}/{name}"), bytes))
@@ -375,7 +393,11 @@ pub fn write_round(
     ];
     all.extend(trailers.iter().cloned());
     let msg = store::message(subject, "", &all);
-    store.append_commit(&series_ref(series), expected, &files, &msg)
+    if signed {
+        store.append_commit_signed(&series_ref(series), expected, &files, &msg)
+    } else {
+        store.append_commit(&series_ref(series), expected, &files, &msg)
+    }
 }
 
 /// What makes two `round.json` the same round: the fields it gets when the round starts and

@@ -9,6 +9,7 @@ use serde_json::Value;
 pub use super::ids::parse_target;
 use super::ids::{RoundName, SeriesId};
 use super::record::{self, Finding, Round};
+pub use super::series::Decision;
 use crate::error::{Error, Result};
 use crate::store::Store;
 
@@ -77,17 +78,39 @@ pub fn show_json(
     shown: &[RoundName],
 ) -> Result<serde_json::Value> {
     let mut v = Vec::new();
+    let (_, decisions) = decisions(store, series_name)?;
     for r in shown {
         let round = record::load_round(store, series_name, r)?;
         let findings = record::load_findings(store, series_name, r)?;
         let triage = super::series::triage_in_force(store, series_name, r)?;
-        v.push(serde_json::json!({"round": round, "findings": findings, "triage": triage}));
+        let made: Vec<&Decision> = decisions.iter().filter(|d| *r == d.round).collect();
+        v.push(serde_json::json!({"round": round, "findings": findings, "triage": triage, "decisions": made}));
     }
     Ok(if v.len() == 1 {
         v.remove(0)
     } else {
         serde_json::json!({"schema": "spar-series/v1", "series": series_name, "rounds": v})
     })
+}
+
+/// The decisions only a person can make in a series, each with who made it under the policy
+/// in force (HEAD's, tightened by git configuration), and whether one is in force.
+pub fn decisions(store: &Store, series: &SeriesId) -> Result<(bool, Vec<Decision>)> {
+    let policy = crate::policy::Policy::load(store, crate::policy::Source::Clone)?;
+    let made = super::series::decisions(store, series, policy.as_ref())?;
+    Ok((policy.is_some(), made))
+}
+
+/// One decision as a line of text: `waiver of claude: alice@example.com (person)`.
+pub fn decision_line(d: &Decision) -> String {
+    let what = if d.kind == "waiver" {
+        format!("waiver of {}", d.subject)
+    } else {
+        format!("{} {}", d.subject, d.kind)
+    };
+    let old = if d.in_force { "" } else { " (replaced)" };
+    let counts = if d.counts { "" } else { ", does not count" };
+    format!("{what}{old}: {}{counts}", d.made_by)
 }
 
 /// What `show` names: `<series>:<round>`, a whole `<series>`, or (none given) the current

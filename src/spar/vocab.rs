@@ -392,6 +392,13 @@ impl Disposition {
             Disposition::AutoDeferred => return None,
         })
     }
+
+    /// Whether it rests on the user's word (it takes `--user-quote`): a decision only a person
+    /// can make, counted at a gate under a signing policy only when a person signed it.
+    pub fn rests_on_users_word(self) -> bool {
+        self.rule()
+            .is_some_and(|(_, needs)| needs.contains(&"--user-quote"))
+    }
 }
 
 string_enum!(
@@ -463,6 +470,18 @@ mod tests {
         assert_eq!(Disposition::Accepted.rule().unwrap().0, &[Defect]);
         assert!(Disposition::parse("Fixed").is_none());
         assert!(Disposition::AutoDeferred.rule().is_none());
+        let personal: Vec<Disposition> = Disposition::TRIAGE
+            .into_iter()
+            .filter(|d| d.rests_on_users_word())
+            .collect();
+        assert_eq!(
+            personal,
+            [
+                Disposition::Deferred,
+                Disposition::Answered,
+                Disposition::Accepted
+            ]
+        );
     }
 
     #[test]

@@ -465,3 +465,34 @@ fn the_pre_tool_use_hook_blocks_the_ways_around_the_hooks_and_asks_the_gate_befo
     assert_eq!(r.code, 65, "{r}");
     assert!(r.stderr.contains("stdin is not a hook event"), "{r}");
 }
+
+#[test]
+fn the_pre_tool_use_hook_refuses_a_persons_decision_from_an_agents_shell() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    for c in [
+        "git spar waive s code-1 claude --user-quote 'the user agreed'",
+        "git spar triage s code-1 claude-F1 accepted --user-quote 'ship it'",
+        "cd . && git spar triage s code-1 claude-F1 answered --user-quote=yes",
+    ] {
+        let r = pre_tool_use(&repo, &bash(c, &repo));
+        assert_eq!(r.code, 2, "{c}: {r}");
+        assert!(
+            r.stderr.contains("is a decision only a person can make"),
+            "{c}: {r}"
+        );
+    }
+    let r = pre_tool_use(
+        &repo,
+        &bash(
+            "git spar run --base main --decision x --decision-quote 'they said'",
+            &repo,
+        ),
+    );
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr.contains("--decision-quote gives the user's words"),
+        "{r}"
+    );
+    let ok = "git spar triage s code-1 claude-F1 rejected --evidence 'unreachable'";
+    assert_eq!(pre_tool_use(&repo, &bash(ok, &repo)).code, 0);
+}

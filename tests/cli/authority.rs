@@ -2,67 +2,10 @@
 //! judges its push. Real ed25519 keys made here, real git signing, a bare server with our
 //! pre-receive; each test tries the cheapest way around one rule and sees it refused.
 
-use std::path::{Path, PathBuf};
-
 use serde_json::json;
 
 use crate::harness::*;
 use crate::hooks::remote_ref;
-
-/// A key made with ssh-keygen: its private file and its allowed-signers line.
-struct Key {
-    file: PathBuf,
-    line: String,
-}
-
-fn key(dir: &Path, name: &str, who: &str) -> Key {
-    let file = dir.join(name);
-    let out = std::process::Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-C", who, "-f"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let public = std::fs::read_to_string(file.with_extension("pub")).unwrap();
-    let mut parts = public.split_whitespace();
-    let line = format!(
-        "{who} {} {}\n",
-        parts.next().unwrap(),
-        parts.next().unwrap()
-    );
-    Key { file, line }
-}
-
-/// The people of these tests: alice plans and decides, bob decides only, mallory is nobody.
-struct People {
-    _dir: tempfile::TempDir,
-    alice: Key,
-    bob: Key,
-    mallory: Key,
-    allowed: PathBuf,
-}
-
-fn people() -> People {
-    let dir = tempfile::tempdir().unwrap();
-    let alice = key(dir.path(), "alice", "alice@example.com");
-    let bob = key(dir.path(), "bob", "bob@example.com");
-    let mallory = key(dir.path(), "mallory", "mallory@example.com");
-    let allowed = dir.path().join("allowed_signers");
-    std::fs::write(&allowed, format!("{}{}", alice.line, bob.line)).unwrap();
-    People {
-        _dir: dir,
-        alice,
-        bob,
-        mallory,
-        allowed,
-    }
-}
-
-/// Signs with `key` from now on in `repo` (as `git config user.signingKey` does).
-fn sign_as(repo: &TestRepo, key: &Key) {
-    repo.git(&["config", "gpg.format", "ssh"]);
-    repo.git(&["config", "user.signingKey", key.file.to_str().unwrap()]);
-}
 
 /// A clone with a bare server whose pre-receive enforces the policy of `p` from its own
 /// configuration: alice plans, alice and bob decide; main is protected.

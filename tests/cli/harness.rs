@@ -531,3 +531,62 @@ pub fn age(path: &Path, by: std::time::Duration) {
     file.set_modified(std::time::SystemTime::now() - by)
         .unwrap();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Signing keys (issue 34): real ed25519 keys made with ssh-keygen, for signed records.
+
+/// A key made with ssh-keygen: its private file and its allowed-signers line.
+pub struct Key {
+    pub file: PathBuf,
+    pub line: String,
+}
+
+pub fn key(dir: &Path, name: &str, who: &str) -> Key {
+    let file = dir.join(name);
+    let out = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", who, "-f"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let public = std::fs::read_to_string(file.with_extension("pub")).unwrap();
+    let mut parts = public.split_whitespace();
+    let line = format!(
+        "{who} {} {}\n",
+        parts.next().unwrap(),
+        parts.next().unwrap()
+    );
+    Key { file, line }
+}
+
+/// The people of these tests: alice plans and decides, bob decides only, mallory is nobody.
+pub struct People {
+    _dir: tempfile::TempDir,
+    pub alice: Key,
+    pub bob: Key,
+    pub mallory: Key,
+    /// The allowed-signers file: alice's and bob's keys (mallory's is in no policy).
+    pub allowed: PathBuf,
+}
+
+pub fn people() -> People {
+    let dir = tempfile::tempdir().unwrap();
+    let alice = key(dir.path(), "alice", "alice@example.com");
+    let bob = key(dir.path(), "bob", "bob@example.com");
+    let mallory = key(dir.path(), "mallory", "mallory@example.com");
+    let allowed = dir.path().join("allowed_signers");
+    std::fs::write(&allowed, format!("{}{}", alice.line, bob.line)).unwrap();
+    People {
+        _dir: dir,
+        alice,
+        bob,
+        mallory,
+        allowed,
+    }
+}
+
+/// Signs with `key` from now on in `repo` (as `git config user.signingKey` does).
+pub fn sign_as(repo: &TestRepo, key: &Key) {
+    repo.git(&["config", "gpg.format", "ssh"]);
+    repo.git(&["config", "user.signingKey", key.file.to_str().unwrap()]);
+}

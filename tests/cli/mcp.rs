@@ -118,11 +118,19 @@ fn tools_list_names_every_tool_with_a_schema_for_its_arguments() {
         "spar_show",
         "spar_record",
         "spar_triage",
-        "spar_waive",
         "spar_gate",
     ] {
         assert!(names.contains(&want), "{want} missing from {names:?}");
     }
+    // A decision only a person can make is no tool (issue 34): no waiver, no user's words.
+    assert!(!names.contains(&"spar_waive"), "{names:?}");
+    let triage = tools.iter().find(|t| t["name"] == "spar_triage").unwrap();
+    assert!(
+        triage["inputSchema"]["properties"]
+            .get("user_quote")
+            .is_none(),
+        "{triage}"
+    );
     let ev = tools.iter().find(|t| t["name"] == "evidence").unwrap();
     let schema = &ev["inputSchema"];
     assert_eq!(schema["type"], "object", "{schema}");
@@ -489,4 +497,37 @@ fn a_log_file_that_cannot_be_opened_is_a_usage_error_before_the_handshake() {
     let repo = frozen(json!([needs_file("c1", "feature.txt")]));
     let r = repo.rails(&["mcp", "--log", "/nonexistent-dir/mcp.log"]);
     r.code(64).stderr_has("--log /nonexistent-dir/mcp.log");
+}
+
+#[test]
+fn an_agent_cannot_make_a_persons_decision_over_mcp() {
+    let repo = frozen(json!([needs_file("c1", "feature.txt")]));
+    let mut c = Client::start(&repo, &[]);
+    for disposition in ["accepted", "answered", "deferred"] {
+        let r = c.call(
+            "spar_triage",
+            json!({"series": "s", "round": "code-1", "finding": "lint-F1",
+                "disposition": disposition, "user_quote": "the user said ship it", "to": "x"}),
+        );
+        assert!(is_error(&r), "{r}");
+        let t = text(&r);
+        assert!(
+            t.contains(&format!(
+                "{disposition} rests on the user's word: only a person decides it"
+            )),
+            "{t}"
+        );
+        assert!(
+            t.contains(&format!(
+                "git spar triage s code-1 lint-F1 {disposition} --user-quote \"<their words>\" --sign"
+            )),
+            "{t}"
+        );
+    }
+    // Nothing was written: no series exists.
+    assert!(repo
+        .git_run(&["rev-parse", "-q", "--verify", "refs/spar/series/s"])
+        .stdout
+        .trim()
+        .is_empty());
 }

@@ -1415,3 +1415,348 @@ fn pre_push_refuses_a_series_that_replaces_a_completed_result() {
         .ok();
     assert_eq!(server.git(&["rev-parse", "refs/spar/series/s"]).trim(), tip);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Decisions only a person can make (issue 34): who made each is read from the commit that
+// first added its line, and under a signing policy only a person's signed one counts.
+
+/// Round code-1 of series `s`: reviewer `ok` completed with defect ok-F1, reviewer `bad`
+/// failed. The policy in force (when `policy`): alice's and bob's keys are allowed, bob is the
+/// person, alice only a planner; mallory's key is in no policy.
+fn person_round(policy: bool) -> (Fixture, crate::harness::People) {
+    let p = crate::harness::people();
+    let fx = Fixture::new("");
+    let ok = fx.reviewer("ok", "", &result(&fx.head, vec![defect("D1")]));
+    let bad = fx.reviewer("bad", "exit 3", &result(&fx.head, vec![]));
+    fx.reviewers(&[("ok", &ok), ("bad", &bad)]);
+    fx.run("s", &[]).ok();
+    if policy {
+        fx.repo.git(&[
+            "config",
+            "rails.allowedSigners",
+            p.allowed.to_str().unwrap(),
+        ]);
+        fx.repo.git(&["config", "rails.person", "bob@example.com"]);
+        fx.repo
+            .git(&["config", "rails.planner", "alice@example.com"]);
+    }
+    (fx, p)
+}
+
+impl Fixture {
+    /// Runs `args` signed by `key` (`--sign` added), then forgets the key.
+    fn signed(&self, key: &crate::harness::Key, args: &[&str]) -> Run {
+        crate::harness::sign_as(&self.repo, key);
+        let mut all = args.to_vec();
+        all.push("--sign");
+        let run = self.spar(&all);
+        self.repo.git(&["config", "--unset", "user.signingKey"]);
+        run
+    }
+
+    fn gate_json(&self) -> (i32, Value) {
+        let g = self.spar(&["gate", "s:code-1", "--json"]);
+        (g.code, serde_json::from_str(&g.stdout).unwrap())
+    }
+}
+
+/// The made_by of each decision in a gate document.
+fn made_by(doc: &Value) -> Vec<String> {
+    doc["decisions"]
+        .as_array()
+        .map(|d| {
+            d.iter()
+                .map(|x| x["made_by"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn under_a_policy_only_a_waiver_a_person_signed_counts() {
+    let (fx, p) = person_round(true);
+    fx.spar(&[
+        "triage",
+        "s",
+        "code-1",
+        "ok-F1",
+        "rejected",
+        "--evidence",
+        "not reachable",
+    ])
+    .ok();
+
+    // Unsigned: shown, blocks, and names the command a person runs and who may run it.
+    fx.spar(&["waive", "s", "code-1", "bad", "--user-quote", "go on"])
+        .ok();
+    let g = fx.spar(&["gate", "s:code-1"]);
+    assert_eq!(g.code, 2, "{g}");
+    for want in [
+        "s:code-1: the waiver of bad is unsigned",
+        "only a decision signed by a person counts",
+        "a person (bob@example.com) runs `git spar waive s code-1 bad --user-quote \"<their words>\" --sign`",
+        "decision s:waiver of bad: unsigned, does not count",
+    ] {
+        assert!(g.stdout.contains(want), "missing {want:?}:\n{g}");
+    }
+    assert!(!g.stderr.contains("notice"), "{g}");
+
+    // Signed by a key outside the policy, then by a planner who is no person: still blocked.
+    fx.signed(
+        &p.mallory,
+        &[
+            "waive",
+            "s",
+            "code-1",
+            "bad",
+            "--user-quote",
+            "mallory says",
+        ],
+    )
+    .ok();
+    let (code, doc) = fx.gate_json();
+    assert_eq!(code, 2, "{doc}");
+    assert!(
+        made_by(&doc)[1].starts_with("signed by a key outside the policy"),
+        "{doc}"
+    );
+    fx.signed(
+        &p.alice,
+        &["waive", "s", "code-1", "bad", "--user-quote", "alice says"],
+    )
+    .ok();
+    let (code, doc) = fx.gate_json();
+    assert_eq!(code, 2, "{doc}");
+    assert_eq!(made_by(&doc)[2], "alice@example.com (planner)", "{doc}");
+    assert_eq!(doc["decisions"][2]["counts"], false, "{doc}");
+
+    // The person signs: it counts, and everyone sees who.
+    fx.signed(
+        &p.bob,
+        &["waive", "s", "code-1", "bad", "--user-quote", "bob says go"],
+    )
+    .ok();
+    let (code, doc) = fx.gate_json();
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(made_by(&doc)[3], "bob@example.com (person)", "{doc}");
+    assert_eq!(doc["decisions"][3]["counts"], true, "{doc}");
+    let show = fx.spar(&["show", "s:code-1"]);
+    assert!(
+        show.stdout
+            .contains("waiver of bad: bob@example.com (person)"),
+        "{show}"
+    );
+    assert!(
+        show.stdout
+            .contains("waiver of bad: unsigned, does not count"),
+        "{show}"
+    );
+    let json: Value =
+        serde_json::from_str(&fx.spar(&["show", "s:code-1", "--json"]).stdout).unwrap();
+    assert_eq!(json["decisions"][3]["made_by"], "bob@example.com (person)");
+    // --policy-from: the committed policy of a revision (here none) replaces HEAD's, and git
+    // configuration alone still makes one.
+    assert_eq!(
+        fx.spar(&["gate", "s:code-1", "--policy-from", "HEAD"]).code,
+        0
+    );
+}
+
+#[test]
+fn under_a_policy_an_acceptance_counts_only_signed_by_a_person() {
+    let (fx, p) = person_round(true);
+    fx.signed(
+        &p.bob,
+        &["waive", "s", "code-1", "bad", "--user-quote", "go on"],
+    )
+    .ok();
+    fx.spar(&[
+        "triage",
+        "s",
+        "code-1",
+        "ok-F1",
+        "accepted",
+        "--user-quote",
+        "ship it",
+    ])
+    .ok();
+    let g = fx.spar(&["gate", "s:code-1"]);
+    assert_eq!(g.code, 2, "{g}");
+    assert!(
+        g.stdout.contains(
+            "s:code-1: ok-F1 accepted is unsigned; under the signing policy only a decision signed by a person counts: a person (bob@example.com) runs `git spar triage s code-1 ok-F1 accepted --user-quote \"<their words>\" --sign`"
+        ),
+        "{g}"
+    );
+    let (_, doc) = fx.gate_json();
+    assert_eq!(doc["open_findings"], 1, "{doc}");
+
+    fx.signed(
+        &p.bob,
+        &[
+            "triage",
+            "s",
+            "code-1",
+            "ok-F1",
+            "accepted",
+            "--user-quote",
+            "bob: ship it",
+        ],
+    )
+    .ok();
+    let (code, doc) = fx.gate_json();
+    assert_eq!(code, 0, "{doc}");
+    // The HTML report shows who made each decision.
+    let html = fx.tmp("report.html");
+    fx.spar(&["report", "s:code-1", "--html", html.to_str().unwrap()])
+        .ok();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Decisions only a person can make"), "{page}");
+    assert!(
+        page.contains("<td class=\"made-by\">bob@example.com (person)</td>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<td class=\"made-by\">unsigned</td>"),
+        "{page}"
+    );
+}
+
+#[test]
+fn a_signed_waiver_line_copied_into_a_merge_or_a_larger_commit_is_unverified() {
+    let (fx, p) = person_round(true);
+    fx.spar(&[
+        "triage",
+        "s",
+        "code-1",
+        "ok-F1",
+        "rejected",
+        "--evidence",
+        "not reachable",
+    ])
+    .ok();
+    let t0 = fx.tip("s");
+    fx.signed(
+        &p.bob,
+        &["waive", "s", "code-1", "bad", "--user-quote", "go on"],
+    )
+    .ok();
+    assert_eq!(fx.gate_json().0, 0);
+    let waived = fx.tip("s");
+    // Another record after it: a tree holding the waiver and one more line.
+    fx.spar(&[
+        "triage",
+        "s",
+        "code-1",
+        "ok-F1",
+        "accepted",
+        "--user-quote",
+        "ship",
+    ])
+    .ok();
+    let both = fx.tip("s");
+
+    let r = &fx.repo;
+    crate::harness::sign_as(r, &p.bob);
+    let tree = |c: &str| {
+        r.git(&["rev-parse", &format!("{c}^{{tree}}")])
+            .trim()
+            .to_string()
+    };
+    let series = "refs/spar/series/s";
+    // A commit signed by the person that adds the waiver line and the ledger line at once.
+    let mixed = r
+        .git(&[
+            "commit-tree",
+            "-S",
+            &tree(&both),
+            "-p",
+            &t0,
+            "-m",
+            "spar s code-1: waive bad",
+        ])
+        .trim()
+        .to_string();
+    r.git(&["update-ref", series, &mixed]);
+    let (code, doc) = fx.gate_json();
+    assert_eq!(code, 2, "{doc}");
+    let shown = made_by(&doc);
+    assert!(
+        shown
+            .iter()
+            .any(|m| m
+                == "unverified: added by a commit that also changes rounds/code-1/ledger.jsonl"),
+        "{doc}"
+    );
+    // A merge signed by the person that brings the line in from neither parent.
+    let side = r
+        .git(&["commit-tree", &tree(&t0), "-p", &t0, "-m", "side"])
+        .trim()
+        .to_string();
+    let merge = r
+        .git(&[
+            "commit-tree",
+            "-S",
+            &tree(&waived),
+            "-p",
+            &t0,
+            "-p",
+            &side,
+            "-m",
+            "spar s code-1: waive bad",
+        ])
+        .trim()
+        .to_string();
+    r.git(&["update-ref", series, &merge]);
+    let (code, doc) = fx.gate_json();
+    assert_eq!(code, 2, "{doc}");
+    assert_eq!(
+        made_by(&doc),
+        ["unverified: brought in by a merge commit"],
+        "{doc}"
+    );
+    // The same tree on the person's signed commit counts: the rule, not the key, refused.
+    r.git(&["update-ref", series, &waived]);
+    assert_eq!(fx.gate_json().0, 0);
+}
+
+#[test]
+fn without_a_policy_decisions_count_shown_unverified_with_a_notice() {
+    let (fx, _p) = person_round(false);
+    fx.spar(&["waive", "s", "code-1", "bad", "--user-quote", "go on"])
+        .ok();
+    fx.spar(&[
+        "triage",
+        "s",
+        "code-1",
+        "ok-F1",
+        "accepted",
+        "--user-quote",
+        "ship it",
+    ])
+    .ok();
+    let g = fx.spar(&["gate", "s:code-1"]);
+    assert_eq!(g.code, 0, "{g}");
+    assert!(
+        g.stdout.contains("decision s:waiver of bad: unverified"),
+        "{g}"
+    );
+    assert!(
+        g.stdout.contains("decision s:ok-F1 accepted: unverified"),
+        "{g}"
+    );
+    assert!(
+        g.stderr
+            .contains("spar: notice: no signing policy is in force"),
+        "{g}"
+    );
+    let (_, doc) = fx.gate_json();
+    assert_eq!(made_by(&doc), ["unverified", "unverified"], "{doc}");
+    assert!(
+        doc["notice"].as_str().unwrap().contains("anyone can waive"),
+        "{doc}"
+    );
+    let show = fx.spar(&["show", "s:code-1"]);
+    assert!(show.stdout.contains("waiver of bad: unverified"), "{show}");
+    assert!(show.stderr.contains("spar: notice:"), "{show}");
+}

@@ -13,6 +13,7 @@ pub(super) fn cmd_gate(a: GateArgs) -> Result<Outcome> {
         rounds: series::gate_targets(&a.rounds)?,
         expect_head: a.expect_head,
         out: a.out,
+        policy_from: a.policy_from,
     };
     let out = series::gate(&store, &req)?;
     if format == "sarif" || format == "markdown" {
@@ -57,7 +58,13 @@ pub(super) fn cmd_gate(a: GateArgs) -> Result<Outcome> {
                 g.series, g.round, g.findings, g.in_check_paths, g.outside_check_paths
             );
         }
+        for d in &out.document.decisions {
+            let _ = writeln!(text, "decision {}:{}", d.series, view::decision_line(d));
+        }
         out!("{text}");
+    }
+    if let Some(n) = &out.document.notice {
+        eprintln!("spar: notice: {n}");
     }
     Ok(if out.passed {
         Outcome::Ok

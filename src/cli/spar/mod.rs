@@ -275,6 +275,11 @@ pub struct TriageArgs {
     /// fixed: the commit of the fix (a value starting with - is a revision, never an option)
     #[arg(long, value_name = "REV", allow_hyphen_values = true)]
     pub commit: Option<String>,
+    /// Sign the record commit as `git commit -S` does (also when commit.gpgSign is true): under
+    /// a signing policy an accepted, deferred or answered finding counts only when a person
+    /// signed it
+    #[arg(long)]
+    pub sign: bool,
     /// Print the result as JSON
     #[arg(long)]
     pub json: bool,
@@ -291,6 +296,10 @@ pub struct WaiveArgs {
     /// The user's words agreeing to go on without this reviewer
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub user_quote: Option<String>,
+    /// Sign the record commit as `git commit -S` does (also when commit.gpgSign is true): under
+    /// a signing policy only a waiver a person signed counts
+    #[arg(long)]
+    pub sign: bool,
     /// Print the result as JSON
     #[arg(long)]
     pub json: bool,
@@ -337,6 +346,10 @@ pub struct GateArgs {
     /// Write the gate record (review-gate/v1) to FILE
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Read the signing policy from REV's .rails/policy.toml (CI: the pull request's base)
+    /// instead of HEAD's; git configuration still only tightens it
+    #[arg(long, value_name = "REV")]
+    pub policy_from: Option<String>,
     /// Print the gate record on stdout
     /// Print the result as JSON (the same as `--format json`)
     #[arg(long, conflicts_with = "format")]

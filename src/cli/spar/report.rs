@@ -9,6 +9,7 @@ pub(super) fn cmd_report(a: ReportArgs) -> Result<Outcome> {
         rounds: series::gate_targets(&a.rounds)?,
         expect_head: None,
         out: None,
+        policy_from: None,
     };
     let out = series::gate(&store, &req)?;
     let views = view::load_targets(&store, &req.rounds)?;

@@ -25,10 +25,20 @@ pub(super) fn cmd_show(a: ShowArgs) -> Result<Outcome> {
         let triage = series::triage_in_force(&store, &series, r)?;
         docs.push((round, findings, triage));
     }
-    {
-        for (r, f, t) in &docs {
-            out!("{}\n", crate::spar::summary::render_with_triage(r, f, t));
+    let (policy, decisions) = view::decisions(&store, &series)?;
+    for (r, f, t) in &docs {
+        let mut text = crate::spar::summary::render_with_triage(r, f, t);
+        let made: Vec<_> = decisions.iter().filter(|d| d.round == r.round).collect();
+        if !made.is_empty() {
+            text.push_str("\ndecisions only a person can make (who made them):\n");
+            for d in made {
+                text.push_str(&format!("  {}\n", view::decision_line(d)));
+            }
         }
+        out!("{text}\n");
+    }
+    if !policy && !decisions.is_empty() {
+        eprintln!("spar: notice: {}", series::NO_POLICY_DECISIONS);
     }
     Ok(Outcome::Ok)
 }

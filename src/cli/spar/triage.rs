@@ -16,6 +16,7 @@ pub(super) fn cmd_triage(a: TriageArgs) -> Result<Outcome> {
         failed_before: a.failed_before,
         passed_after: a.passed_after,
         commit: a.commit,
+        sign: a.sign,
     };
     let mut progress = |l: &str| eprintln!("{l}");
     let entry = series::triage(&store, &req, &mut progress)?;

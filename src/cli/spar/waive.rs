@@ -11,6 +11,7 @@ pub(super) fn cmd_waive(a: WaiveArgs) -> Result<Outcome> {
         &RoundName::named(&a.round),
         &a.reviewer,
         &a.user_quote,
+        a.sign,
         &mut progress,
     )?;
     if a.json {

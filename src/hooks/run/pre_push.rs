@@ -196,6 +196,7 @@ fn spar_gate(store: &Store, l: &PushLine, out: &mut HookResult) -> Result<bool> 
                     rounds,
                     expect_head: Some(l.local_oid.clone()),
                     out: None,
+                    policy_from: None,
                 },
             )
         })

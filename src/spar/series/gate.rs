@@ -2,6 +2,7 @@
 //! and the series' history; `gate --out` (G28).
 
 use super::*;
+use crate::policy::{Policy, Source as PolicySource};
 
 /// The schema of the file `git spar gate --out` writes.
 pub const GATE_SCHEMA: &str = "review-gate/v1";
@@ -13,6 +14,9 @@ pub struct GateRequest {
     pub rounds: Vec<(SeriesId, RoundName)>,
     pub expect_head: Option<String>,
     pub out: Option<PathBuf>,
+    /// Read the signing policy from this revision (CI: the pull request's base) instead of
+    /// HEAD's `.rails/policy.toml`; git configuration still only tightens it.
+    pub policy_from: Option<String>,
 }
 
 /// The rounds a gate is asked about, each given as `<series>:<round>`: refused when there is
@@ -72,6 +76,12 @@ pub struct GateDocument {
     pub standpoints_uncovered: Vec<String>,
     pub previous_gate_digest: Option<String>,
     pub at: Option<String>,
+    /// The decisions only a person can make in the listed rounds, with who made each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub decisions: Vec<Decision>,
+    /// Said when decisions counted without a signing policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 /// How many findings one listed round has, inside and outside the check paths.
@@ -162,7 +172,20 @@ pub fn gate(store: &Store, req: &GateRequest) -> Result<GateOutcome> {
         Some(o) => Some(check_gate_out(o, targets)?),
         None => None,
     };
-    let (passed, reasons, mut document) = decide(store, req, targets)?;
+    let mut decided = decide(store, req, targets)?;
+    // Who made each person's decision: the policy is read here, the decision above is the
+    // records' alone.
+    let policy = match &req.policy_from {
+        Some(rev) => {
+            let at = store
+                .resolve_commit(rev)
+                .map_err(|e| e.context("--policy-from"))?;
+            Policy::load(store, PolicySource::At(at))?
+        }
+        None => Policy::load(store, PolicySource::Clone)?,
+    };
+    weigh(store, targets, policy.as_ref(), &mut decided)?;
+    let (passed, reasons, mut document) = decided;
     document.at = Some(now());
     if let Some((path, previous)) = out {
         document.previous_gate_digest = previous;
@@ -175,7 +198,7 @@ pub fn gate(store: &Store, req: &GateRequest) -> Result<GateOutcome> {
     })
 }
 
-type Decided = (bool, Vec<String>, GateDocument);
+pub(super) type Decided = (bool, Vec<String>, GateDocument);
 
 /// The decision document from what the gate found.
 #[allow(clippy::too_many_arguments)]
@@ -208,6 +231,8 @@ fn finish_decision(
         standpoints_uncovered: uncovered,
         previous_gate_digest: None,
         at: None,
+        decisions: Vec::new(),
+        notice: None,
     };
     (passed, reasons, document)
 }

@@ -23,12 +23,14 @@ use crate::error::{Context, Error, Result};
 use crate::store::{self, ObjectId, Store};
 
 mod caps;
+mod decisions;
 mod gate;
 mod gate_view;
 mod triage;
 mod waive;
 
 pub use self::caps::*;
+pub use self::decisions::*;
 pub use self::gate::*;
 use self::gate_view::*;
 pub use self::triage::*;
@@ -42,6 +44,12 @@ fn text(opt: &Option<String>) -> Option<String> {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(|s| crate::redact::Redactor::from_env().text(s).text)
+}
+
+/// Whether a person's decision is written signed: asked for (`--sign`), or git signs every
+/// commit here (`commit.gpgSign`).
+fn signs(store: &Store, asked: bool) -> bool {
+    asked || store.config_flag("commit.gpgSign")
 }
 
 /// Parses JSON lines into objects; `what` names the file in the error.

@@ -166,6 +166,8 @@ pub struct TriageRequest {
     pub failed_before: Option<String>,
     pub passed_after: Option<String>,
     pub commit: Option<String>,
+    /// Write the record commit signed (`--sign`; also when `commit.gpgSign` is true).
+    pub sign: bool,
 }
 
 /// Records a disposition in the round's `ledger.jsonl` (one commit). Every check happens
@@ -279,7 +281,7 @@ pub fn triage(store: &Store, req: &TriageRequest, progress: &mut dyn FnMut(&str)
     }
     bytes.extend(record::jsonl(std::slice::from_ref(&entry)));
     let tip = record::series_tip(store, series)?;
-    record::write_round(
+    record::write_round_as(
         store,
         series,
         &req.round,
@@ -290,6 +292,7 @@ pub fn triage(store: &Store, req: &TriageRequest, progress: &mut dyn FnMut(&str)
             req.round, finding.id, req.disposition
         ),
         &[("Spar-Finding", finding.id.clone())],
+        signs(store, req.sign),
     )?
     .ok_or_else(|| moved(series))?;
     Ok(entry)

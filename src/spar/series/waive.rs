@@ -36,13 +36,16 @@ pub(crate) fn parse_waivers(bytes: &[u8]) -> std::result::Result<Vec<String>, St
     Ok(names)
 }
 
-/// Waives a reviewer of a round that did not complete, with the user's words (G30, G32).
+/// Waives a reviewer of a round that did not complete, with the user's words (G30, G32). The
+/// record commit is signed when `sign` or `commit.gpgSign` says so: under a signing policy only
+/// a waiver a person signed counts at the gate ([`super::decisions`]).
 pub fn waive(
     store: &Store,
     series: &SeriesId,
     round: &RoundName,
     reviewer: &str,
     user_quote: &Option<String>,
+    sign: bool,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Value> {
     let Some(quote) = text(user_quote) else {
@@ -78,7 +81,7 @@ pub fn waive(
     }
     bytes.extend(record::jsonl(std::slice::from_ref(&entry)));
     let tip = record::series_tip(store, series)?;
-    record::write_round(
+    record::write_round_as(
         store,
         series,
         round,
@@ -86,6 +89,7 @@ pub fn waive(
         vec![("waivers.jsonl".to_string(), bytes)],
         &format!("spar {series} {round}: waive {reviewer}"),
         &[("Spar-Reviewer", reviewer.to_string())],
+        signs(store, sign),
     )?
     .ok_or_else(|| moved(series))?;
     Ok(entry)
