@@ -216,18 +216,21 @@ PY
   log "measured: $what"
 }
 
-# The state right after a new record: the gate kept the series' facts at the tip before the
-# newest round, and no decision for the new tip. $1 series, $2 rounds, $3 the prepare script.
+# The state right after a new record: the gate's memo (rails/cache/spar-gate, store::Memo) holds
+# the series' view at the tip before the newest round, and none for the new tip.
+# $1 series, $2 rounds, $3 the prepare script.
 spar_after_record_prep() {
-  local s=$1 n=$2 prep=$3 tip prev
+  local s=$1 n=$2 prep=$3 tip prev memo
+  memo="$(git rev-parse --path-format=absolute --git-common-dir)/rails/cache/spar-gate"
   tip=$(git rev-parse "refs/spar/series/$s"); prev=$(git rev-parse "refs/spar/series/$s~1")
+  rm -rf "$memo"
   git update-ref "refs/spar/series/$s" "$prev"
   git-spar gate $(round_list "$s" $((n - 1))) >/dev/null 2>&1 || true
-  cp "$(git rev-parse --git-common-dir)/spar/cache/facts/$s.jsonl" "$work/facts-$s-before.json"
+  rm -rf "$work/memo-$s-before"; cp -r "$memo" "$work/memo-$s-before"
   git update-ref "refs/spar/series/$s" "$tip"
   cat > "$prep" <<SH
-rm -rf "$(git rev-parse --absolute-git-dir)/spar/cache/gate"
-cp "$work/facts-$s-before.json" "$(git rev-parse --absolute-git-dir)/spar/cache/facts/$s.jsonl"
+rm -rf "$memo"
+cp -r "$work/memo-$s-before" "$memo"
 SH
 }
 
@@ -388,7 +391,7 @@ figure "git spar gate over $ROUNDS rounds, first after a new record (decision no
   "git log --oneline -1 refs/spar/series/S" "git log --oneline -1 refs/spar/series/S" 3 \
   "git-spar gate $(round_list S "$ROUNDS")" /dev/null "$work/prep-after-record.sh"
 cat > "$work/prep-cold.sh" <<SH
-rm -rf "$repo/.git/spar/cache"
+rm -rf "$repo/.git/rails/cache/spar-gate"
 SH
 figure "git spar gate over $ROUNDS rounds, nothing kept (a fresh clone's first gate)" "git-spar gate $(round_list S "$ROUNDS")" \
   "git log --oneline -1 refs/spar/series/S" "git log --oneline -1 refs/spar/series/S" 3 \
@@ -575,7 +578,7 @@ spar_growth() {
     list=$(round_list "$s" "$n")
     git-spar gate $list >/dev/null 2>&1 || true
     spar_after_record_prep "$s" "$n" "$work/prep-w.sh"
-    printf 'rm -rf "%s/spar/cache"\n' "$(git rev-parse --absolute-git-dir)" > "$work/prep-w-cold.sh"
+    printf 'rm -rf "%s/rails/cache/spar-gate"\n' "$(git rev-parse --absolute-git-dir)" > "$work/prep-w-cold.sh"
     git-spar gate $list >/dev/null 2>&1 || true
     hyperfine -N --warmup 3 --runs "$RUNS" -i --export-json "$work/w.json" \
       -n log "git log --oneline -1 refs/spar/series/$s" -n kept "git-spar gate $list" >/dev/null 2>&1

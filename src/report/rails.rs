@@ -153,6 +153,14 @@ pub fn html_report(v: &SprintView) -> String {
         html(&r.sprint_type),
         html(r.commit.as_deref().map(short).unwrap_or("(no commit)"))
     );
+    if let Some(by) = &r.signed_by {
+        let _ = writeln!(
+            b,
+            "<p id=\"signed-by\">Frozen version {}: {}</p>",
+            html(&r.version),
+            html(by)
+        );
+    }
     if !r.not_blocking.is_empty() {
         let _ = writeln!(b, "<ul id=\"not-blocking\">");
         for m in &r.not_blocking {

@@ -371,6 +371,17 @@ fn verify_checks_the_signer_against_the_policy_of_the_base() {
     repo.rails(&["status", "Z"])
         .ok()
         .stdout_has("Frozen version v1.1: alice@example.com (planner)");
+    // The HTML report says who signed too.
+    let page = repo.path().join("report.html");
+    repo.git(&["config", "core.excludesFile", "/dev/null"]);
+    std::fs::write(repo.path().join(".git/info/exclude"), "report.html\n").unwrap();
+    repo.rails(&["report", "Z", "--html", page.to_str().unwrap()])
+        .ok();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("Frozen version v1.1: alice@example.com (planner)"),
+        "{html}"
+    );
 }
 
 /// Without a policy nothing changes, but doctor, status and a server's hook install say who

@@ -97,7 +97,9 @@ pub(super) fn cmd_report(a: ReportArgs) -> Result<Outcome> {
         Some(rev) => Some(store.resolve_commit(rev)?),
         None => store.head_commit()?,
     };
-    let report = crate::evidence::gate::evaluate(&store, &sprint, Judged::commit(commit))?;
+    let mut report = crate::evidence::gate::evaluate(&store, &sprint, Judged::commit(commit))?;
+    let policy = crate::policy::Policy::load(&store, crate::policy::Source::Clone)?;
+    crate::evidence::gate::judge_signer(&store, &mut report, policy.as_ref())?;
     let (_, tip) = crate::evidence::load(&store, &sprint)?;
     let done = report.done;
     let view = crate::report::rails::load(&store, report, tip)?;
