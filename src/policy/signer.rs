@@ -5,7 +5,7 @@
 use std::process::{Command, Stdio};
 
 use crate::error::{Context, Error, Result};
-use crate::store::{ObjectId, Store};
+use crate::store::{Memo, ObjectId, Store};
 
 /// Who signed a commit, as the policy sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,8 +29,47 @@ impl Signer {
     }
 }
 
-/// Who signed `id`, against the allowed-signers file `allowed`.
+/// Who signed a commit, by the commit and the allowed-signers file it was checked against
+/// (two `ssh-keygen` runs per signed commit otherwise, on every push a policy judges).
+const SIGNERS: Memo = Memo::new("commit-signer");
+
+/// Who signed `id`, against the allowed-signers file `allowed`; memoised by both.
 pub(super) fn of_commit(store: &Store, allowed: &str, id: ObjectId) -> Result<Signer> {
+    use sha2::{Digest, Sha256};
+    let key = format!("{id}\n{:x}", Sha256::digest(allowed.as_bytes())).into_bytes();
+    if let Some(s) = SIGNERS.get(store, &key).as_deref().and_then(decode) {
+        return Ok(s);
+    }
+    let s = check(store, allowed, id)?;
+    SIGNERS.put(store, &key, &encode(&s));
+    Ok(s)
+}
+
+fn encode(s: &Signer) -> Vec<u8> {
+    match s {
+        Signer::Unsigned => b"unsigned".to_vec(),
+        Signer::Allowed { principals } => format!("allowed\t{}", principals.join("\t")).into(),
+        Signer::Outside { why } => format!("outside\t{why}").into(),
+    }
+}
+
+fn decode(b: &[u8]) -> Option<Signer> {
+    let t = std::str::from_utf8(b).ok()?;
+    let (tag, rest) = t.split_once('\t').unwrap_or((t, ""));
+    match tag {
+        "unsigned" => Some(Signer::Unsigned),
+        "allowed" if !rest.is_empty() => Some(Signer::Allowed {
+            principals: rest.split('\t').map(str::to_string).collect(),
+        }),
+        "outside" => Some(Signer::Outside {
+            why: rest.to_string(),
+        }),
+        _ => None,
+    }
+}
+
+/// Who signed `id`, checked with ssh-keygen.
+fn check(store: &Store, allowed: &str, id: ObjectId) -> Result<Signer> {
     let Some(sig) = store.commit_signature(id)? else {
         return Ok(Signer::Unsigned);
     };
@@ -50,12 +89,7 @@ pub(super) fn of_commit(store: &Store, allowed: &str, id: ObjectId) -> Result<Si
     std::fs::write(&sig_path, sig.armored.as_bytes()).ctx("writing the signature")?;
     std::fs::write(&payload_path, &sig.payload).ctx("writing the signed bytes")?;
 
-    let found = ssh_keygen(
-        &["-Y", "find-principals", "-s"],
-        &sig_path,
-        &allowed_path,
-        None,
-    )?;
+    let found = ssh_keygen(&["-Y", "find-principals", "-s"], &sig_path, &allowed_path)?;
     if !found.0 {
         return Ok(Signer::Outside {
             why: "its key is not in the allowed signers".into(),
@@ -89,19 +123,15 @@ fn ssh_keygen(
     args: &[&str],
     sig: &std::path::Path,
     allowed: &std::path::Path,
-    stdin: Option<std::fs::File>,
 ) -> Result<(bool, String)> {
     let mut cmd = Command::new("ssh-keygen");
     cmd.args(args)
         .arg(sig)
         .arg("-f")
         .arg(allowed)
+        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
-    match stdin {
-        Some(f) => cmd.stdin(f),
-        None => cmd.stdin(Stdio::null()),
-    };
     let out = cmd.output().map_err(|e| missing_ssh_keygen(&e))?;
     Ok((
         out.status.success(),
@@ -114,4 +144,24 @@ fn missing_ssh_keygen(e: &std::io::Error) -> Error {
         "signatures cannot be checked: ssh-keygen could not run ({e})"
     ))
     .hint("install OpenSSH's ssh-keygen (8.2 or newer), which checks SSH signatures as git does")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_signer_reads_back_as_written() {
+        for s in [
+            Signer::Unsigned,
+            Signer::Allowed {
+                principals: vec!["a@x".into(), "b@x".into()],
+            },
+            Signer::Outside { why: "why".into() },
+        ] {
+            assert_eq!(decode(&encode(&s)), Some(s));
+        }
+        assert_eq!(decode(b"allowed"), None);
+        assert_eq!(decode(b"other\tx"), None);
+    }
 }

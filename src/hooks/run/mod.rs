@@ -141,18 +141,6 @@ fn parse_push_lines_len(input: &str, len: Option<usize>) -> Result<Vec<PushLine>
     Ok(out)
 }
 
-fn config_true(store: &Store, key: &str) -> bool {
-    store
-        .config_string(key)
-        .map(|v| {
-            matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "true" | "yes" | "on" | "1"
-            )
-        })
-        .unwrap_or(false)
-}
-
 fn gate_lines(report: &gate::Report, out: &mut HookResult) {
     for m in &report.missing {
         out.say(format!("  - {} {}: {}", m.criterion, m.reason, m.command));
@@ -196,7 +184,7 @@ impl Policy {
         Ok(Policy {
             patterns,
             matcher,
-            require_sprint: config_true(store, "rails.requireSprint"),
+            require_sprint: store.config_flag("rails.requireSprint"),
         })
     }
 

@@ -14,7 +14,7 @@ pub fn pre_push(store: &Store, remote: &str, stdin: &str) -> Result<HookResult> 
     let mut out = HookResult::default();
     let lines = parse_push_lines_in(store, stdin)?;
     let policy = Policy::read(store)?;
-    let require_spar = config_true(store, "spar.requireGate");
+    let require_spar = store.config_flag("spar.requireGate");
     let mut blocked = false;
     let mut records_refused = false;
     for l in &lines {

@@ -8,7 +8,7 @@ use super::*;
 /// protected ref is judged as [`pre_push`] judges it, from the pushed commits and records.
 pub fn pre_receive(store: &Store, stdin: &str) -> Result<HookResult> {
     let mut out = HookResult::default();
-    let receive_gate = config_true(store, "rails.receiveGate");
+    let receive_gate = store.config_flag("rails.receiveGate");
     let id_len = Some(store.null_id().to_string().len());
     let mut updates = Vec::new();
     for (i, line) in stdin.lines().enumerate() {

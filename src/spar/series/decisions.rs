@@ -13,8 +13,8 @@
 //!   ([`crate::policy`]): only a principal holding the person role makes it count.
 //!
 //! Without a policy every decision counts as it always did, shown as "unverified". Where each
-//! line came from is memoised per series tip, and each commit's signer per commit and
-//! allowed-signers file ([`Memo`]): the gate asks on every push.
+//! line came from is memoised per series tip ([`Memo`]), and each commit's signer by the
+//! policy itself ([`Policy::signer`]): the gate asks on every push.
 
 use std::collections::{HashMap, HashSet};
 
@@ -23,8 +23,6 @@ use crate::policy::{Policy, Role, Signer};
 use crate::spar::record::RETIRED_FACTS_FILE as FACTS_FILE;
 use crate::store::Memo;
 
-/// Who signed a commit, by the commit and the allowed-signers file it was checked against.
-const SIGNERS: Memo = Memo::new("commit-signer");
 /// Where each decision line of a series came from, by the series and its tip.
 const ORIGINS: Memo = Memo::new("decision-origins");
 
@@ -153,42 +151,11 @@ pub fn not_counted(d: &Decision, policy: &Policy) -> String {
     )
 }
 
-/// The signer of commit `hex` under `policy`, memoised per commit and allowed-signers file.
+/// The signer of commit `hex` under `policy` (memoised by the policy, per commit).
 fn signer_of(store: &Store, policy: &Policy, hex: &str) -> Result<Signer> {
     let id = ObjectId::from_hex(hex.as_bytes())
         .map_err(|e| Error::internal(format!("a kept commit id {hex:?}: {e}")))?;
-    let key = format!("{hex}\n{}", sha256_hex(policy.allowed_signers().as_bytes())).into_bytes();
-    if let Some(v) = SIGNERS.get(store, &key) {
-        if let Some(s) = decode_signer(&v) {
-            return Ok(s);
-        }
-    }
-    let s = policy.signer(store, id)?;
-    SIGNERS.put(store, &key, &encode_signer(&s));
-    Ok(s)
-}
-
-fn encode_signer(s: &Signer) -> Vec<u8> {
-    match s {
-        Signer::Unsigned => b"unsigned".to_vec(),
-        Signer::Allowed { principals } => format!("allowed\t{}", principals.join("\t")).into(),
-        Signer::Outside { why } => format!("outside\t{why}").into(),
-    }
-}
-
-fn decode_signer(b: &[u8]) -> Option<Signer> {
-    let t = std::str::from_utf8(b).ok()?;
-    let (tag, rest) = t.split_once('\t').unwrap_or((t, ""));
-    match tag {
-        "unsigned" => Some(Signer::Unsigned),
-        "allowed" if !rest.is_empty() => Some(Signer::Allowed {
-            principals: rest.split('\t').map(str::to_string).collect(),
-        }),
-        "outside" => Some(Signer::Outside {
-            why: rest.to_string(),
-        }),
-        _ => None,
-    }
+    policy.signer(store, id)
 }
 
 /// Every decision line of the series at its tip and where each came from, memoised by tip.
@@ -521,23 +488,3 @@ pub(super) fn weigh(
 
 /// The notice of a gate that counted decisions without a policy.
 pub const NO_POLICY_DECISIONS: &str = "no signing policy is in force (rails.allowedSigners or .rails/policy.toml): anyone can waive a reviewer or accept a finding, and these decisions count unverified";
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_kept_signer_reads_back_as_written() {
-        for s in [
-            Signer::Unsigned,
-            Signer::Allowed {
-                principals: vec!["a@x".into(), "b@x".into()],
-            },
-            Signer::Outside { why: "why".into() },
-        ] {
-            assert_eq!(decode_signer(&encode_signer(&s)), Some(s));
-        }
-        assert_eq!(decode_signer(b"allowed"), None);
-        assert_eq!(decode_signer(b"other\tx"), None);
-    }
-}
